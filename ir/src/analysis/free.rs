@@ -1,0 +1,107 @@
+//! Free parameters of continuations.
+//!
+//! A continuation is *closed* if everything it computes depends only on its own parameters;
+//! otherwise it uses parameters of enclosing continuations (it is nested in their scope, and
+//! as a value it is a closure over them). [`FreeParams`] gives, for every continuation, the
+//! parameters of *other* continuations that it or any continuation it references uses.
+
+use crate::def::{Def, Node};
+use crate::world::World;
+use indexmap::IndexSet;
+use rustc_hash::FxBuildHasher;
+use slotmap::SecondaryMap;
+
+type Set = IndexSet<Def, FxBuildHasher>;
+
+/// The free parameters of every continuation of a world.
+pub struct FreeParams {
+    free: SecondaryMap<Def, Vec<Def>>,
+}
+
+/// Params and nominals reached from `roots` without entering nominals.
+pub(crate) fn reach(w: &World, roots: &[Def], params: &mut Set, nominals: &mut Set) {
+    let mut seen: rustc_hash::FxHashSet<Def> = Default::default();
+    let mut stack: Vec<Def> = roots.to_vec();
+    while let Some(d) = stack.pop() {
+        if !seen.insert(d) {
+            continue;
+        }
+        match w.node(d) {
+            Node::Param(_) => {
+                params.insert(d);
+            }
+            n if n.is_nominal() => {
+                nominals.insert(d);
+            }
+            _ => stack.extend_from_slice(w.ops(d)),
+        }
+    }
+}
+
+impl FreeParams {
+    /// Computes the free parameters of every continuation of `w` (a fixpoint over the
+    /// references between continuations, so loops and recursion are handled).
+    pub fn compute(w: &World) -> FreeParams {
+        let conts: Vec<Def> = w.continuations().collect();
+        let mut direct: SecondaryMap<Def, Set> = SecondaryMap::new();
+        let mut refs: SecondaryMap<Def, Vec<Def>> = SecondaryMap::new();
+        for &k in &conts {
+            let (mut ps, mut ns) = (Set::default(), Set::default());
+            reach(w, w.ops(k), &mut ps, &mut ns);
+            ps.retain(|&p| w.ops(p)[0] != k);
+            direct.insert(k, ps);
+            refs.insert(
+                k,
+                ns.into_iter()
+                    .filter(|&n| n != k && w.node(n) == Node::Cont)
+                    .collect(),
+            );
+        }
+        let mut free = direct.clone();
+        let mut changed = true;
+        while changed {
+            changed = false;
+            for &k in &conts {
+                let mut add = Vec::new();
+                for &j in &refs[k] {
+                    for &p in &free[j] {
+                        if w.ops(p)[0] != k && !free[k].contains(&p) {
+                            add.push(p);
+                        }
+                    }
+                }
+                if !add.is_empty() {
+                    changed = true;
+                    free[k].extend(add);
+                }
+            }
+        }
+        let free = free
+            .into_iter()
+            .map(|(k, s)| (k, s.into_iter().collect()))
+            .collect();
+        FreeParams { free }
+    }
+
+    /// The parameters of other continuations that `cont` uses, in discovery order.
+    pub fn of(&self, cont: Def) -> &[Def] {
+        self.free.get(cont).map_or(&[], |s| s.as_slice())
+    }
+
+    /// The continuations whose parameters `cont` uses.
+    pub fn owners(&self, w: &World, cont: Def) -> Vec<Def> {
+        let mut v: Vec<Def> = Vec::new();
+        for &p in self.of(cont) {
+            let o = w.ops(p)[0];
+            if !v.contains(&o) {
+                v.push(o);
+            }
+        }
+        v
+    }
+
+    /// Whether `cont` uses no parameter but its own.
+    pub fn is_closed(&self, cont: Def) -> bool {
+        self.of(cont).is_empty()
+    }
+}

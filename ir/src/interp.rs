@@ -1,0 +1,593 @@
+//! The reference interpreter: runs any verified world, higher-order code included.
+//!
+//! Values of continuations are closures: a continuation together with the parameters of
+//! enclosing continuations that it uses ([`FreeParams`]). Effects are ordered by the `mem`
+//! token, which the interpreter checks: every effect must consume the newest token, so a
+//! program whose effects are not totally ordered by `mem` is an error, not a silent choice.
+//! Memory is a set of blocks holding typed values; every access is bounds-checked, and
+//! reading memory that was never written is an error. A fuel limit bounds the number of
+//! jumps. Errors are values ([`InterpError`]) and never panics.
+
+use crate::analysis::free::FreeParams;
+use crate::def::{Def, Node};
+use crate::semantics::{self, Prim, Trap};
+use crate::text::Layout;
+use crate::types::{Type, TypeKind};
+use crate::world::World;
+use rustc_hash::FxHashMap;
+use std::fmt;
+use std::rc::Rc;
+
+/// A run-time value.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Value {
+    /// A `bool`, integer or float, as raw bits.
+    Bits(u64),
+    /// A `mem` token; the number orders effects.
+    Mem(u64),
+    /// A pointer into a memory block.
+    Ptr(Pointer),
+    /// A tuple, struct or definite array.
+    Agg(Rc<Vec<Value>>),
+    /// A continuation with the parameters it captured.
+    Closure(Rc<Closure>),
+    /// The continuation that ends the run with its arguments.
+    Exit,
+    /// Undefined: bottom, or memory never written.
+    Undef,
+}
+
+/// A pointer: a memory block and a path of indices into the block's value.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Pointer {
+    block: u32,
+    path: Rc<[u64]>,
+}
+
+/// A continuation value.
+#[derive(Debug, PartialEq)]
+pub struct Closure {
+    cont: Def,
+    env: Env,
+}
+
+/// Bound parameters: for each enclosing continuation, its arguments.
+type Env = Rc<Vec<(Def, Rc<[Value]>)>>;
+
+/// Why a run failed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InterpError {
+    /// The def being evaluated, named as in the text form.
+    pub at: String,
+    /// What went wrong.
+    pub message: String,
+}
+
+impl fmt::Display for InterpError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.at, self.message)
+    }
+}
+
+impl std::error::Error for InterpError {}
+
+/// Bounds on a run.
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    /// Maximum number of jumps.
+    pub fuel: u64,
+    /// Maximum number of elements in one allocation.
+    pub max_alloc: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            fuel: 100_000_000,
+            max_alloc: 1 << 26,
+        }
+    }
+}
+
+struct Block {
+    value: Value,
+    writable: bool,
+}
+
+/// An error before it is named: the def and the message.
+type Fail = (Def, String);
+
+struct Interp<'w> {
+    w: &'w World,
+    free: FreeParams,
+    blocks: Vec<Block>,
+    globals: FxHashMap<Def, Pointer>,
+    mem: u64,
+    limits: Limits,
+}
+
+/// Runs `entry` with `args` (one value per parameter, `Value::Exit` for the continuation
+/// that receives the results) and returns the arguments passed to `Value::Exit`.
+pub fn run(
+    w: &World,
+    entry: Def,
+    args: Vec<Value>,
+    limits: Limits,
+) -> Result<Vec<Value>, InterpError> {
+    let mut it = Interp {
+        w,
+        free: FreeParams::compute(w),
+        blocks: Vec::new(),
+        globals: FxHashMap::default(),
+        mem: 0,
+        limits,
+    };
+    it.run(entry, args).map_err(|(d, message)| {
+        let layout = Layout::compute(w);
+        let at = match w.node(d) {
+            Node::Lit(_) | Node::Bottom => crate::text::print_def(w, &layout, d),
+            _ => layout.name(d).unwrap_or("?").to_string(),
+        };
+        InterpError { at, message }
+    })
+}
+
+/// Runs `entry` the way `durin ir --run` does: `mem` parameters get a fresh token, a final
+/// continuation parameter receives the results, and `args` fill the other parameters in
+/// order. Returns the results without their `mem` tokens, each with its type.
+pub fn run_main(
+    w: &World,
+    entry: Def,
+    args: &[Value],
+    limits: Limits,
+) -> Result<Vec<(Type, Value)>, InterpError> {
+    let err = |m: String| InterpError {
+        at: Layout::compute(w).name(entry).unwrap_or("?").into(),
+        message: m,
+    };
+    let ptys = w
+        .types()
+        .cont_params(w.type_of(entry))
+        .ok_or_else(|| err("not a continuation".into()))?;
+    let ret_tys: &[Type] = match ptys.last().and_then(|&t| w.types().cont_params(t)) {
+        Some(r) => r,
+        None => {
+            return Err(err(
+                "the entry's last parameter must be a return continuation".into(),
+            ))
+        }
+    };
+    let mut user = args.iter();
+    let mut vals = Vec::new();
+    for &t in &ptys[..ptys.len() - 1] {
+        if w.types().is_mem(t) {
+            vals.push(Value::Mem(0));
+        } else {
+            vals.push(user.next().cloned().ok_or_else(|| {
+                err(format!(
+                    "expected {} argument(s), found {}",
+                    value_params(w, ptys),
+                    args.len()
+                ))
+            })?);
+        }
+    }
+    if user.next().is_some() {
+        return Err(err(format!(
+            "expected {} argument(s), found {}",
+            value_params(w, ptys),
+            args.len()
+        )));
+    }
+    vals.push(Value::Exit);
+    let out = run(w, entry, vals, limits)?;
+    Ok(ret_tys
+        .iter()
+        .copied()
+        .zip(out)
+        .filter(|(t, _)| !w.types().is_mem(*t))
+        .collect())
+}
+
+fn value_params(w: &World, ptys: &[Type]) -> usize {
+    ptys[..ptys.len() - 1]
+        .iter()
+        .filter(|&&t| !w.types().is_mem(t))
+        .count()
+}
+
+/// The value of an undefined `ty`, with aggregates expanded so that parts can be written.
+fn undef_of(w: &World, ty: Type, limits: &Limits) -> Result<Value, String> {
+    match w.kind(ty) {
+        TypeKind::Array { len: Some(n), .. } if *n > limits.max_alloc => Err(format!(
+            "array of {n} elements exceeds the interpreter's limit of {}",
+            limits.max_alloc
+        )),
+        TypeKind::Tuple(_) | TypeKind::Struct(_) | TypeKind::Array { len: Some(_), .. } => {
+            let comps = w.types().components(ty).unwrap_or_default();
+            let vals = comps
+                .iter()
+                .map(|&c| undef_of(w, c, limits))
+                .collect::<Result<_, _>>()?;
+            Ok(Value::Agg(Rc::new(vals)))
+        }
+        _ => Ok(Value::Undef),
+    }
+}
+
+impl Interp<'_> {
+    fn run(&mut self, entry: Def, args: Vec<Value>) -> Result<Vec<Value>, Fail> {
+        let mut target = Value::Closure(Rc::new(Closure {
+            cont: entry,
+            env: Rc::new(Vec::new()),
+        }));
+        let mut args = args;
+        let mut fuel = self.limits.fuel;
+        let mut at = entry;
+        loop {
+            let clo = match target {
+                Value::Exit => return Ok(args),
+                Value::Closure(c) => c,
+                Value::Undef => {
+                    return Err((at, "jump to an undefined continuation (bottom)".into()))
+                }
+                _ => return Err((at, "jump to a value that is not a continuation".into())),
+            };
+            if fuel == 0 {
+                return Err((
+                    at,
+                    format!("fuel exhausted after {} jumps", self.limits.fuel),
+                ));
+            }
+            fuel -= 1;
+            let k = clo.cont;
+            at = k;
+            let Some((callee, cargs)) = self.w.body(k) else {
+                return Err((
+                    k,
+                    "continuation has no body (imports cannot run in the interpreter)".into(),
+                ));
+            };
+            let mut env: Vec<(Def, Rc<[Value]>)> = (*clo.env).clone();
+            env.push((k, args.into()));
+            let env = Rc::new(env);
+            let mut memo = FxHashMap::default();
+            target = self.eval(callee, &env, &mut memo)?;
+            args = cargs
+                .iter()
+                .map(|&a| self.eval(a, &env, &mut memo))
+                .collect::<Result<_, _>>()?;
+        }
+    }
+
+    /// Evaluates `root` (and what it needs, operands first) without recursion.
+    fn eval(
+        &mut self,
+        root: Def,
+        env: &Env,
+        memo: &mut FxHashMap<Def, Value>,
+    ) -> Result<Value, Fail> {
+        let w = self.w;
+        let mut stack = vec![(root, false)];
+        while let Some((d, expanded)) = stack.pop() {
+            if memo.contains_key(&d) {
+                continue;
+            }
+            let node = w.node(d);
+            let leaf =
+                matches!(node, Node::Lit(_) | Node::Bottom | Node::Param(_)) || node.is_nominal();
+            if !leaf && !expanded {
+                stack.push((d, true));
+                stack.extend(
+                    w.ops(d)
+                        .iter()
+                        .filter(|o| !memo.contains_key(*o))
+                        .map(|&o| (o, false)),
+                );
+                continue;
+            }
+            let v = self.compute(d, env, memo).map_err(|m| (d, m))?;
+            memo.insert(d, v);
+        }
+        Ok(memo[&root].clone())
+    }
+
+    fn bits(&self, v: &Value) -> Result<u64, String> {
+        match v {
+            Value::Bits(b) => Ok(*b),
+            Value::Undef => Err("operation on an undefined value".into()),
+            _ => Err("operation on a value that is not a number".into()),
+        }
+    }
+
+    fn prim(&self, t: Type) -> Result<Prim, String> {
+        Prim::of(self.w.kind(t)).ok_or_else(|| "operation on a value that is not a number".into())
+    }
+
+    fn consume_mem(&mut self, v: &Value) -> Result<Value, String> {
+        match v {
+            Value::Mem(m) if *m == self.mem => {
+                self.mem += 1;
+                Ok(Value::Mem(self.mem))
+            }
+            Value::Mem(_) => {
+                Err("effect on a stale mem token (effects must be ordered by mem)".into())
+            }
+            _ => Err("mem operand is not a mem token".into()),
+        }
+    }
+
+    fn index(&self, v: &Value) -> Result<u64, String> {
+        self.bits(v)
+    }
+
+    fn compute(
+        &mut self,
+        d: Def,
+        env: &Env,
+        memo: &FxHashMap<Def, Value>,
+    ) -> Result<Value, String> {
+        let w = self.w;
+        let ops = w.ops(d);
+        let op = |i: usize| &memo[&ops[i]];
+        let ty = w.type_of(d);
+        Ok(match w.node(d) {
+            Node::Lit(v) => Value::Bits(v),
+            Node::Bottom => Value::Undef,
+            Node::Param(i) => {
+                let owner = ops[0];
+                let frame = env.iter().rev().find(|f| f.0 == owner).ok_or_else(|| {
+                    "parameter used outside the run of its continuation".to_string()
+                })?;
+                frame.1[i as usize].clone()
+            }
+            Node::Cont => {
+                let owners = self.free.owners(w, d);
+                let captured = env
+                    .iter()
+                    .filter(|f| owners.contains(&f.0))
+                    .cloned()
+                    .collect();
+                Value::Closure(Rc::new(Closure {
+                    cont: d,
+                    env: Rc::new(captured),
+                }))
+            }
+            Node::Global { mutable } => self.global(d, mutable)?,
+            Node::Arith(o) => {
+                let p = self.prim(ty)?;
+                let (a, b) = (self.bits(op(0))?, self.bits(op(1))?);
+                match semantics::arith(o, p, a, b) {
+                    Ok(v) => Value::Bits(v),
+                    Err(Trap::DivisionByZero) => return Err("integer division by zero".into()),
+                }
+            }
+            Node::Cmp(o) => {
+                let p = self.prim(w.type_of(ops[0]))?;
+                let (a, b) = (self.bits(op(0))?, self.bits(op(1))?);
+                Value::Bits(semantics::cmp(o, p, a, b) as u64)
+            }
+            Node::Select => {
+                if self.bits(op(0))? & 1 == 1 {
+                    op(1).clone()
+                } else {
+                    op(2).clone()
+                }
+            }
+            Node::Conv => {
+                let (from, to) = (self.prim(w.type_of(ops[0]))?, self.prim(ty)?);
+                Value::Bits(semantics::conv(from, to, self.bits(op(0))?))
+            }
+            Node::Bitcast => match op(0) {
+                Value::Undef => Value::Undef,
+                v => v.clone(),
+            },
+            Node::Tuple | Node::Struct | Node::Array => {
+                Value::Agg(Rc::new((0..ops.len()).map(|i| op(i).clone()).collect()))
+            }
+            Node::Extract => {
+                let i = self.index(op(1))?;
+                match op(0) {
+                    Value::Agg(elems) => elems.get(i as usize).cloned().ok_or_else(|| {
+                        format!("index {i} out of bounds for {} components", elems.len())
+                    })?,
+                    Value::Undef => Value::Undef,
+                    _ => return Err("extract from a value that is not an aggregate".into()),
+                }
+            }
+            Node::Insert => {
+                let i = self.index(op(1))?;
+                let mut agg = match op(0) {
+                    Value::Agg(e) => e.clone(),
+                    Value::Undef => match undef_of(w, ty, &self.limits)? {
+                        Value::Agg(e) => e,
+                        _ => return Err("insert into a value that is not an aggregate".into()),
+                    },
+                    _ => return Err("insert into a value that is not an aggregate".into()),
+                };
+                let n = agg.len();
+                let slot = Rc::make_mut(&mut agg)
+                    .get_mut(i as usize)
+                    .ok_or_else(|| format!("index {i} out of bounds for {n} components"))?;
+                *slot = op(2).clone();
+                Value::Agg(agg)
+            }
+            Node::Lea => {
+                let Value::Ptr(p) = op(0) else {
+                    return Err("address computation on a value that is not a pointer".into());
+                };
+                let i = self.index(op(1))?;
+                let mut path = p.path.to_vec();
+                path.push(i);
+                Value::Ptr(Pointer {
+                    block: p.block,
+                    path: path.into(),
+                })
+            }
+            Node::Slot | Node::Alloc => {
+                let m = self.consume_mem(op(0))?;
+                let TypeKind::Tuple(ts) = w.kind(ty) else {
+                    return Err("ill-typed allocation".into());
+                };
+                let TypeKind::Ptr { pointee, .. } = *w.kind(ts[1]) else {
+                    return Err("ill-typed allocation".into());
+                };
+                let value = if w.node(d) == Node::Slot {
+                    undef_of(w, pointee, &self.limits)?
+                } else {
+                    let TypeKind::Array { elem, .. } = *w.kind(pointee) else {
+                        return Err("ill-typed allocation".into());
+                    };
+                    let n = self.index(op(1))?;
+                    let n =
+                        semantics::sext(w.types().prim_bits(w.type_of(ops[1])).unwrap_or(64), n);
+                    if n < 0 || n as u64 > self.limits.max_alloc {
+                        return Err(format!(
+                            "allocation of {n} elements (the interpreter allows 0 to {})",
+                            self.limits.max_alloc
+                        ));
+                    }
+                    let e = undef_of(w, elem, &self.limits)?;
+                    Value::Agg(Rc::new(vec![e; n as usize]))
+                };
+                let p = self.new_block(value, true);
+                Value::Agg(Rc::new(vec![m, Value::Ptr(p)]))
+            }
+            Node::Load => {
+                let m = self.consume_mem(op(0))?;
+                let p = self.pointer(op(1))?;
+                let v = self.read(&p)?;
+                if v == Value::Undef {
+                    return Err("load of uninitialized memory".into());
+                }
+                Value::Agg(Rc::new(vec![m, v]))
+            }
+            Node::Store => {
+                let m = self.consume_mem(op(0))?;
+                let p = self.pointer(op(1))?;
+                self.write(&p, op(2).clone())?;
+                m
+            }
+            Node::Known => Value::Bits(!w.has_params(ops[0]) as u64),
+            Node::Run | Node::Hlt => op(0).clone(),
+        })
+    }
+
+    fn pointer(&self, v: &Value) -> Result<Pointer, String> {
+        match v {
+            Value::Ptr(p) => Ok(p.clone()),
+            Value::Undef => Err("access through an undefined pointer".into()),
+            _ => Err("access through a value that is not a pointer".into()),
+        }
+    }
+
+    fn new_block(&mut self, value: Value, writable: bool) -> Pointer {
+        self.blocks.push(Block { value, writable });
+        Pointer {
+            block: self.blocks.len() as u32 - 1,
+            path: Rc::new([]),
+        }
+    }
+
+    fn global(&mut self, g: Def, mutable: bool) -> Result<Value, String> {
+        if let Some(p) = self.globals.get(&g) {
+            return Ok(Value::Ptr(p.clone()));
+        }
+        let mut memo = FxHashMap::default();
+        let init = self.w.ops(g)[0];
+        let v = self
+            .eval(init, &Rc::new(Vec::new()), &mut memo)
+            .map_err(|(_, m)| m)?;
+        let p = self.new_block(v, mutable);
+        self.globals.insert(g, p.clone());
+        Ok(Value::Ptr(p))
+    }
+
+    fn read(&self, p: &Pointer) -> Result<Value, String> {
+        let mut v = &self.blocks[p.block as usize].value;
+        for &i in p.path.iter() {
+            v = match v {
+                Value::Agg(e) => e.get(i as usize).ok_or_else(|| out_of_bounds(i, e.len()))?,
+                _ => return Err("pointer does not point into an aggregate".into()),
+            };
+        }
+        Ok(v.clone())
+    }
+
+    fn write(&mut self, p: &Pointer, new: Value) -> Result<(), String> {
+        let block = &mut self.blocks[p.block as usize];
+        if !block.writable {
+            return Err("store to an immutable global".into());
+        }
+        let mut v = &mut block.value;
+        for &i in p.path.iter() {
+            v = match v {
+                Value::Agg(e) => {
+                    let n = e.len();
+                    Rc::make_mut(e)
+                        .get_mut(i as usize)
+                        .ok_or_else(|| out_of_bounds(i, n))?
+                }
+                _ => return Err("pointer does not point into an aggregate".into()),
+            };
+        }
+        *v = new;
+        Ok(())
+    }
+}
+
+fn out_of_bounds(i: u64, n: usize) -> String {
+    format!("out-of-bounds access: index {i} of {n} elements")
+}
+
+/// Reads a value of primitive type `ty` from text (as `durin ir --run` arguments).
+pub fn parse_value(w: &World, ty: Type, text: &str) -> Result<Value, String> {
+    match w.kind(ty) {
+        TypeKind::Bool => match text {
+            "true" | "1" => Ok(Value::Bits(1)),
+            "false" | "0" => Ok(Value::Bits(0)),
+            _ => Err(format!("expected `true` or `false`, found `{text}`")),
+        },
+        TypeKind::Int { .. } | TypeKind::Float { .. } => {
+            crate::text::literal_bits(w, ty, text).map(Value::Bits)
+        }
+        _ => Err(format!(
+            "parameters of type {} cannot be given on the command line",
+            w.types().display(ty)
+        )),
+    }
+}
+
+/// Formats a value of type `ty` for people.
+pub fn format_value(w: &World, ty: Type, v: &Value) -> String {
+    match (w.kind(ty), v) {
+        (_, Value::Undef) => "undef".into(),
+        (TypeKind::Bool, Value::Bits(b)) => (b & 1 == 1).to_string(),
+        (TypeKind::Int { bits, signed: true }, Value::Bits(b)) => {
+            semantics::sext(*bits as u32, *b).to_string()
+        }
+        (TypeKind::Int { .. }, Value::Bits(b)) => b.to_string(),
+        (TypeKind::Float { bits }, Value::Bits(b)) => {
+            let x = semantics::float_value(*bits, *b);
+            if *bits == 64 {
+                format!("{x:?}")
+            } else {
+                format!("{:?}", x as f32)
+            }
+        }
+        (_, Value::Agg(elems)) => {
+            let comps = w.types().components(ty).unwrap_or_default();
+            let parts: Vec<String> = elems
+                .iter()
+                .zip(comps)
+                .map(|(e, t)| format_value(w, t, e))
+                .collect();
+            format!("({})", parts.join(", "))
+        }
+        (_, Value::Ptr(p)) => format!("<pointer to block {}>", p.block),
+        (_, Value::Closure(c)) => format!("<continuation {}>", w.name(c.cont).unwrap_or("?")),
+        (_, Value::Exit) => "<exit>".into(),
+        (_, Value::Mem(_)) => "<mem>".into(),
+        (_, Value::Bits(b)) => format!("{b:#x}"),
+    }
+}

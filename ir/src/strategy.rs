@@ -1,0 +1,1 @@
+//! Proptest strategies (to come).

@@ -1,0 +1,133 @@
+//! The layout of the text form: which statements each nominal prints, and every def's name.
+
+use crate::def::{Def, Node};
+use crate::world::World;
+use indexmap::IndexMap;
+use rustc_hash::{FxBuildHasher, FxHashSet};
+use slotmap::SecondaryMap;
+
+/// Names of defs and placement of statements, as the printer writes them. The verifier and
+/// the Graphviz writer use it so that they name defs exactly as the text form does.
+pub struct Layout {
+    names: SecondaryMap<Def, String>,
+    /// For each continuation, the names of its parameters.
+    pub params: SecondaryMap<Def, Vec<String>>,
+    /// For each nominal in creation order, the statements printed with it (operands first).
+    pub blocks: IndexMap<Def, Vec<Def>, FxBuildHasher>,
+}
+
+/// Whether `d` is written inline (literals and bottom) rather than by name.
+pub(crate) fn is_inline(w: &World, d: Def) -> bool {
+    matches!(w.node(d), Node::Lit(_) | Node::Bottom)
+}
+
+/// Whether `d` is a leaf of statement placement (has no statement of its own).
+fn is_leaf(w: &World, d: Def) -> bool {
+    is_inline(w, d) || matches!(w.node(d), Node::Param(_)) || w.node(d).is_nominal()
+}
+
+fn sanitize(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+struct Namer {
+    used: FxHashSet<String>,
+    counter: usize,
+}
+
+impl Namer {
+    fn fresh(&mut self, debug: Option<&str>) -> String {
+        let base = debug.map(sanitize).filter(|s| !s.is_empty());
+        let name = match base {
+            // A name made only of digits could collide with a numbered one.
+            Some(b) if !b.bytes().all(|c| c.is_ascii_digit()) => {
+                let mut n = b.clone();
+                let mut k = 1;
+                while self.used.contains(&n) {
+                    n = format!("{b}.{k}");
+                    k += 1;
+                }
+                n
+            }
+            _ => loop {
+                let n = self.counter.to_string();
+                self.counter += 1;
+                if !self.used.contains(&n) {
+                    break n;
+                }
+            },
+        };
+        self.used.insert(name.clone());
+        name
+    }
+}
+
+impl Layout {
+    /// Computes the layout of `w`.
+    pub fn compute(w: &World) -> Layout {
+        let mut names = SecondaryMap::new();
+        let mut globals = Namer {
+            used: FxHashSet::default(),
+            counter: 0,
+        };
+        for n in w.nominals() {
+            names.insert(n, format!("@{}", globals.fresh(w.name(n))));
+        }
+        let mut locals = Namer {
+            used: FxHashSet::default(),
+            counter: 0,
+        };
+        let mut blocks = IndexMap::default();
+        let mut placed: SecondaryMap<Def, ()> = SecondaryMap::new();
+        let mut params = SecondaryMap::new();
+        for n in w.nominals() {
+            if w.node(n) == Node::Cont {
+                let mut ps = Vec::new();
+                for i in 0..w.num_params(n) {
+                    // Parameters are hash-consed; look them up without building.
+                    let p = w.param_if_built(n, i);
+                    let name = format!("%{}", locals.fresh(p.and_then(|p| w.name(p))));
+                    if let Some(p) = p {
+                        names.insert(p, name.clone());
+                    }
+                    ps.push(name);
+                }
+                params.insert(n, ps);
+            }
+            let mut stmts = Vec::new();
+            let mut stack: Vec<(Def, bool)> = w.ops(n).iter().rev().map(|&o| (o, false)).collect();
+            while let Some((d, expanded)) = stack.pop() {
+                if is_leaf(w, d) || placed.contains_key(d) {
+                    continue;
+                }
+                if expanded {
+                    placed.insert(d, ());
+                    names.insert(d, format!("%{}", locals.fresh(w.name(d))));
+                    stmts.push(d);
+                } else {
+                    stack.push((d, true));
+                    stack.extend(w.ops(d).iter().rev().map(|&o| (o, false)));
+                }
+            }
+            blocks.insert(n, stmts);
+        }
+        Layout {
+            names,
+            params,
+            blocks,
+        }
+    }
+
+    /// The name of `d` (`%x` or `@f`), if it is named in the text form.
+    pub fn name(&self, d: Def) -> Option<&str> {
+        self.names.get(d).map(|s| s.as_str())
+    }
+}

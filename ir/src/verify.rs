@@ -1,0 +1,148 @@
+//! The verifier: checks the invariants every pass and back end may rely on.
+//!
+//! It checks, for every def reachable from a continuation or global:
+//!
+//! 1. every operand is a def of this world;
+//! 2. every structural def is well-typed by the rules of [`crate::typing`], and its
+//!    recorded type is the one those rules give;
+//! 3. a literal's bits fit its type's width;
+//! 4. every continuation has one `bool` filter per parameter, and its body, if any, is a
+//!    well-typed jump: the callee is a continuation value and the arguments match its
+//!    parameter types;
+//! 5. a continuation without a body is external (an import);
+//! 6. an external continuation uses no parameter of another continuation;
+//! 7. a global's type is a pointer to its initializer's type, and the initializer depends
+//!    on no parameter.
+//!
+//! It reports every violation, each naming the def as the text form does, with the def's
+//! statement for context, instead of stopping at the first.
+
+use crate::analysis::free::FreeParams;
+use crate::def::{Def, Node};
+use crate::text::Layout;
+use crate::types::TypeKind;
+use crate::typing;
+use crate::world::World;
+use slotmap::SecondaryMap;
+use std::fmt;
+
+/// One violated invariant.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VerifyError {
+    /// The def, named as in the text form.
+    pub at: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl fmt::Display for VerifyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.at, self.message)
+    }
+}
+
+/// Checks `w`; returns every violation found.
+pub fn verify(w: &World) -> Result<(), Vec<VerifyError>> {
+    let layout = Layout::compute(w);
+    let mut errors = Vec::new();
+    let mut err = |d: Def, message: String| {
+        let at = match layout.name(d) {
+            Some(n) => n.to_string(),
+            None if w.contains(d) => crate::text::print_def(w, &layout, d),
+            None => "<def of another world>".to_string(),
+        };
+        errors.push(VerifyError { at, message });
+    };
+    // Every live def: nominals, their operands, transitively (not through nominals twice).
+    let mut seen: SecondaryMap<Def, ()> = SecondaryMap::new();
+    let mut stack: Vec<Def> = w.nominals().collect();
+    let mut live = Vec::new();
+    while let Some(d) = stack.pop() {
+        if seen.insert(d, ()).is_some() {
+            continue;
+        }
+        live.push(d);
+        for &o in w.ops(d) {
+            if !w.contains(o) {
+                err(d, "operand is not a def of this world".into());
+            } else if !seen.contains_key(o) {
+                stack.push(o);
+            }
+        }
+    }
+    let free = FreeParams::compute(w);
+    for d in live {
+        let node = w.node(d);
+        let ty = w.type_of(d);
+        if w.ops(d).iter().any(|&o| !w.contains(o)) {
+            continue;
+        }
+        match node {
+            Node::Cont => {
+                let n = w.num_params(d);
+                if w.ops(d).len() < n {
+                    err(
+                        d,
+                        format!("has {} operands for {n} filters", w.ops(d).len()),
+                    );
+                    continue;
+                }
+                for (i, &f) in w.filters(d).iter().enumerate() {
+                    if !w.types().is_bool(w.type_of(f)) {
+                        err(d, format!("filter {i} is not a bool"));
+                    }
+                }
+                match w.body(d) {
+                    Some((callee, args)) => {
+                        if let Err(e) = typing::check_jump(w, callee, args) {
+                            err(d, format!("invalid jump: {e}"));
+                        }
+                    }
+                    None if !w.is_external(d) => {
+                        err(d, "has no body and is not external (an import)".into())
+                    }
+                    None => {}
+                }
+                if w.is_external(d) && !free.is_closed(d) {
+                    let names: Vec<&str> = free
+                        .of(d)
+                        .iter()
+                        .map(|&p| layout.name(p).unwrap_or("?"))
+                        .collect();
+                    err(
+                        d,
+                        format!(
+                            "is external but uses parameters of other continuations: {}",
+                            names.join(", ")
+                        ),
+                    );
+                }
+            }
+            Node::Global { .. } => {
+                let init = w.ops(d)[0];
+                let ok = matches!(*w.kind(ty), TypeKind::Ptr { pointee, .. } if pointee == w.type_of(init));
+                if !ok {
+                    err(d, "type is not a pointer to the initializer's type".into());
+                }
+                if w.has_params(init) {
+                    err(d, "initializer depends on a parameter".into());
+                }
+            }
+            Node::Lit(v) => match w.types().prim_bits(ty) {
+                Some(bits) if crate::semantics::mask(bits, v) == v => {}
+                Some(bits) => err(d, format!("literal bits {v:#x} do not fit {bits} bits")),
+                None => err(d, "literal of a non-primitive type".into()),
+            },
+            _ => {
+                if let Err(e) = typing::infer(w, node, w.ops(d), Some(ty)) {
+                    err(d, e);
+                }
+            }
+        }
+    }
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(errors)
+    }
+}

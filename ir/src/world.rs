@@ -1,0 +1,598 @@
+//! The [`World`]: the arena that owns every def and type of a program, and builds them.
+//!
+//! Structural defs are hash-consed: [`World::build`] returns the existing def when one with
+//! the same node, type and operands exists, so common subexpressions are shared for free and
+//! equality of values is equality of keys. Normalization (constant folding and algebraic
+//! identities, see [`crate::normalize`]) runs inside the constructors unless switched off with
+//! [`World::set_normalize`]. Continuations and globals are nominal: every constructor call
+//! makes a new one, and a continuation's body and filters are set after creation.
+
+use crate::def::{ArithOp, CmpOp, Def, Node};
+use crate::types::{AddrSpace, Type, TypeKind, TypeTable};
+use crate::{normalize, typing};
+use hashbrown::HashTable;
+use indexmap::IndexSet;
+use rustc_hash::{FxBuildHasher, FxHashMap, FxHasher};
+use slotmap::SlotMap;
+use std::hash::{Hash, Hasher};
+
+/// The data behind a [`Def`].
+#[derive(Clone, Debug)]
+pub struct DefData {
+    node: Node,
+    ty: Type,
+    /// Whether the def depends on a parameter, not looking through nominals.
+    has_params: bool,
+    ops: Box<[Def]>,
+}
+
+/// Owns the defs and types of one program.
+#[derive(Clone, Debug, Default)]
+pub struct World {
+    types: TypeTable,
+    defs: SlotMap<Def, DefData>,
+    interned: HashTable<Def>,
+    nominals: IndexSet<Def, FxBuildHasher>,
+    externals: IndexSet<Def, FxBuildHasher>,
+    names: FxHashMap<Def, Box<str>>,
+    no_normalize: bool,
+}
+
+fn hash_key(node: Node, ty: Type, ops: &[Def]) -> u64 {
+    let mut h = FxHasher::default();
+    node.hash(&mut h);
+    ty.hash(&mut h);
+    ops.hash(&mut h);
+    h.finish()
+}
+
+impl World {
+    /// An empty world.
+    pub fn new() -> World {
+        World::default()
+    }
+
+    /// Switches normalization in the constructors on (the default) or off. With it off, the
+    /// world still hash-conses but keeps every node as built; the text parser and tests of
+    /// normalization use this.
+    pub fn set_normalize(&mut self, on: bool) {
+        self.no_normalize = !on;
+    }
+
+    /// Whether constructors normalize.
+    pub fn normalizes(&self) -> bool {
+        !self.no_normalize
+    }
+
+    // ----- types ---------------------------------------------------------------------------
+
+    /// The type table.
+    pub fn types(&self) -> &TypeTable {
+        &self.types
+    }
+
+    /// Interns a structural type.
+    pub fn ty(&mut self, kind: TypeKind) -> Type {
+        self.types.intern(kind)
+    }
+
+    /// `bool`.
+    pub fn ty_bool(&mut self) -> Type {
+        self.ty(TypeKind::Bool)
+    }
+
+    /// A signed (`iN`) or unsigned (`uN`) integer type.
+    pub fn ty_int(&mut self, bits: u8, signed: bool) -> Type {
+        self.ty(TypeKind::Int { bits, signed })
+    }
+
+    /// A float type of 16, 32 or 64 bits.
+    pub fn ty_float(&mut self, bits: u8) -> Type {
+        self.ty(TypeKind::Float { bits })
+    }
+
+    /// `mem`.
+    pub fn ty_mem(&mut self) -> Type {
+        self.ty(TypeKind::Mem)
+    }
+
+    /// `ptr(pointee, space)`.
+    pub fn ty_ptr(&mut self, pointee: Type, space: AddrSpace) -> Type {
+        self.ty(TypeKind::Ptr { pointee, space })
+    }
+
+    /// A tuple type.
+    pub fn ty_tuple(&mut self, elems: &[Type]) -> Type {
+        self.ty(TypeKind::Tuple(elems.into()))
+    }
+
+    /// `[elem * n]`, or `[elem]` when `len` is `None`.
+    pub fn ty_array(&mut self, elem: Type, len: Option<u64>) -> Type {
+        self.ty(TypeKind::Array { elem, len })
+    }
+
+    /// `cn(params..)`.
+    pub fn ty_cont(&mut self, params: &[Type]) -> Type {
+        self.ty(TypeKind::Cont(params.into()))
+    }
+
+    /// A new nominal struct type without fields; set them with [`Self::set_struct_fields`].
+    pub fn struct_type(&mut self, name: &str) -> Type {
+        self.types.new_struct(name)
+    }
+
+    /// Sets the fields of a struct type.
+    ///
+    /// # Panics
+    /// If `t` is not a struct type.
+    pub fn set_struct_fields(&mut self, t: Type, fields: Vec<(String, Type)>) {
+        self.types.set_struct_fields(t, fields)
+    }
+
+    /// What type `t` is.
+    pub fn kind(&self, t: Type) -> &TypeKind {
+        self.types.kind(t)
+    }
+
+    // ----- reading defs ----------------------------------------------------------------------
+
+    /// Whether `d` is a def of this world.
+    pub fn contains(&self, d: Def) -> bool {
+        self.defs.contains_key(d)
+    }
+
+    fn data(&self, d: Def) -> &DefData {
+        &self.defs[d]
+    }
+
+    /// The node of `d`.
+    pub fn node(&self, d: Def) -> Node {
+        self.data(d).node
+    }
+
+    /// The type of `d`.
+    pub fn type_of(&self, d: Def) -> Type {
+        self.data(d).ty
+    }
+
+    /// The operands of `d`.
+    pub fn ops(&self, d: Def) -> &[Def] {
+        &self.data(d).ops
+    }
+
+    /// Whether `d` depends on a continuation parameter (not looking into nominals).
+    pub fn has_params(&self, d: Def) -> bool {
+        self.data(d).has_params
+    }
+
+    /// The raw bits of `d` if it is a literal.
+    pub fn lit_bits(&self, d: Def) -> Option<u64> {
+        match self.node(d) {
+            Node::Lit(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    /// Number of defs (structural and nominal).
+    pub fn num_defs(&self) -> usize {
+        self.defs.len()
+    }
+
+    /// Every def, in arena order.
+    pub fn defs(&self) -> impl Iterator<Item = Def> + '_ {
+        self.defs.keys()
+    }
+
+    /// Every continuation and global, in creation order.
+    pub fn nominals(&self) -> impl Iterator<Item = Def> + '_ {
+        self.nominals.iter().copied()
+    }
+
+    /// Every continuation, in creation order.
+    pub fn continuations(&self) -> impl Iterator<Item = Def> + '_ {
+        self.nominals().filter(|&d| self.node(d) == Node::Cont)
+    }
+
+    /// The debug name of `d`, if it has one.
+    pub fn name(&self, d: Def) -> Option<&str> {
+        self.names.get(&d).map(|s| &**s)
+    }
+
+    /// Sets the debug name of `d` (not part of its identity).
+    pub fn set_name(&mut self, d: Def, name: &str) {
+        if name.is_empty() {
+            self.names.remove(&d);
+        } else {
+            self.names.insert(d, name.into());
+        }
+    }
+
+    /// Marks a continuation as external: an entry point if it has a body, an import if not.
+    pub fn make_external(&mut self, cont: Def) {
+        self.externals.insert(cont);
+    }
+
+    /// Whether `d` is external.
+    pub fn is_external(&self, d: Def) -> bool {
+        self.externals.contains(&d)
+    }
+
+    /// External continuations, in the order they were marked.
+    pub fn externals(&self) -> impl Iterator<Item = Def> + '_ {
+        self.externals.iter().copied()
+    }
+
+    // ----- building structural defs ------------------------------------------------------------
+
+    /// Builds (or finds) the structural def `node` of type `ty` over `ops`, normalizing it.
+    /// The caller guarantees that it is well-typed; [`Self::try_build`] checks that first.
+    pub fn build(&mut self, node: Node, ty: Type, ops: &[Def]) -> Def {
+        debug_assert!(
+            !node.is_nominal(),
+            "nominal defs have their own constructors"
+        );
+        if !self.no_normalize {
+            if let Some(d) = normalize::normalize(self, node, ty, ops) {
+                return d;
+            }
+        }
+        self.intern(node, ty, ops)
+    }
+
+    /// Checks that `node` over `ops` is well-typed, deriving its type (or, for nodes whose
+    /// type the operands do not determine, checking `ty`), then builds it.
+    pub fn try_build(&mut self, node: Node, ty: Option<Type>, ops: &[Def]) -> Result<Def, String> {
+        self.intern_result_types(node, ops);
+        let ty = typing::infer(self, node, ops, ty)?;
+        Ok(self.build(node, ty, ops))
+    }
+
+    /// Interns the types that [`typing::infer`] derives for `node`, which only looks them up.
+    fn intern_result_types(&mut self, node: Node, ops: &[Def]) {
+        self.ty_bool();
+        match node {
+            Node::Tuple => {
+                let ts: Vec<Type> = ops.iter().map(|&d| self.type_of(d)).collect();
+                self.ty_tuple(&ts);
+            }
+            Node::Load | Node::Store | Node::Slot | Node::Alloc => {
+                let m = self.ty_mem();
+                if let Some(&p) = ops.get(1) {
+                    if let TypeKind::Ptr { pointee, .. } = *self.kind(self.type_of(p)) {
+                        self.ty_tuple(&[m, pointee]);
+                    }
+                }
+            }
+            Node::Lea => {
+                let Some(&p) = ops.first() else { return };
+                if let TypeKind::Ptr { pointee, space } = *self.kind(self.type_of(p)) {
+                    let elems = match *self.kind(pointee) {
+                        TypeKind::Array { elem, .. } => vec![elem],
+                        TypeKind::Tuple(_) | TypeKind::Struct(_) => {
+                            self.types.components(pointee).unwrap_or_default()
+                        }
+                        _ => vec![],
+                    };
+                    for e in elems {
+                        self.ty_ptr(e, space);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn build_checked(&mut self, node: Node, ty: Option<Type>, ops: &[Def]) -> Def {
+        match self.try_build(node, ty, ops) {
+            Ok(d) => d,
+            Err(e) => panic!("ill-typed `{}`: {e}", node.name()),
+        }
+    }
+
+    fn lookup(&self, hash: u64, node: Node, ty: Type, ops: &[Def]) -> Option<Def> {
+        let same = |&d: &Def| {
+            let x = &self.defs[d];
+            x.node == node && x.ty == ty && *x.ops == *ops
+        };
+        self.interned.find(hash, same).copied()
+    }
+
+    /// Parameter `i` of `cont` if it has been built (without building it).
+    pub fn param_if_built(&self, cont: Def, i: usize) -> Option<Def> {
+        let ty = *self.types.cont_params(self.type_of(cont))?.get(i)?;
+        let (node, ops) = (Node::Param(i as u32), [cont]);
+        self.lookup(hash_key(node, ty, &ops), node, ty, &ops)
+    }
+
+    /// Hash-conses without normalizing.
+    pub(crate) fn intern(&mut self, node: Node, ty: Type, ops: &[Def]) -> Def {
+        let hash = hash_key(node, ty, ops);
+        if let Some(d) = self.lookup(hash, node, ty, ops) {
+            return d;
+        }
+        let World { defs, interned, .. } = self;
+        let has_params = matches!(node, Node::Param(_)) || ops.iter().any(|&o| defs[o].has_params);
+        let d = defs.insert(DefData {
+            node,
+            ty,
+            has_params,
+            ops: ops.into(),
+        });
+        interned.insert_unique(hash, d, |&d| {
+            let x = &defs[d];
+            hash_key(x.node, x.ty, &x.ops)
+        });
+        d
+    }
+
+    /// A literal of a bool, integer or float type from its raw bits (masked to the width).
+    pub fn lit(&mut self, ty: Type, bits: u64) -> Def {
+        let width = self
+            .types
+            .prim_bits(ty)
+            .expect("literal of a non-primitive type");
+        self.intern(Node::Lit(crate::semantics::mask(width, bits)), ty, &[])
+    }
+
+    /// `true` or `false`.
+    pub fn lit_bool(&mut self, b: bool) -> Def {
+        let t = self.ty_bool();
+        self.lit(t, b as u64)
+    }
+
+    /// An `i32` literal.
+    pub fn lit_i32(&mut self, v: i32) -> Def {
+        let t = self.ty_int(32, true);
+        self.lit(t, v as u32 as u64)
+    }
+
+    /// An `i64` literal.
+    pub fn lit_i64(&mut self, v: i64) -> Def {
+        let t = self.ty_int(64, true);
+        self.lit(t, v as u64)
+    }
+
+    /// An `f32` literal.
+    pub fn lit_f32(&mut self, v: f32) -> Def {
+        let t = self.ty_float(32);
+        self.lit(t, v.to_bits() as u64)
+    }
+
+    /// An `f64` literal.
+    pub fn lit_f64(&mut self, v: f64) -> Def {
+        let t = self.ty_float(64);
+        self.lit(t, v.to_bits())
+    }
+
+    /// The undefined value of type `ty`.
+    pub fn bottom(&mut self, ty: Type) -> Def {
+        self.intern(Node::Bottom, ty, &[])
+    }
+
+    /// `a op b`.
+    pub fn arith(&mut self, op: ArithOp, a: Def, b: Def) -> Def {
+        self.build_checked(Node::Arith(op), None, &[a, b])
+    }
+
+    /// `a op b`, a `bool`.
+    pub fn cmp(&mut self, op: CmpOp, a: Def, b: Def) -> Def {
+        self.build_checked(Node::Cmp(op), None, &[a, b])
+    }
+
+    /// `cond ? a : b`.
+    pub fn select(&mut self, cond: Def, a: Def, b: Def) -> Def {
+        self.build_checked(Node::Select, None, &[cond, a, b])
+    }
+
+    /// Numeric conversion of `x` to `ty`.
+    pub fn conv(&mut self, ty: Type, x: Def) -> Def {
+        self.build_checked(Node::Conv, Some(ty), &[x])
+    }
+
+    /// The bits of `x` as `ty`.
+    pub fn bitcast(&mut self, ty: Type, x: Def) -> Def {
+        self.build_checked(Node::Bitcast, Some(ty), &[x])
+    }
+
+    /// A tuple of `elems`.
+    pub fn tuple(&mut self, elems: &[Def]) -> Def {
+        self.build_checked(Node::Tuple, None, elems)
+    }
+
+    /// A value of struct type `ty`.
+    pub fn struct_value(&mut self, ty: Type, fields: &[Def]) -> Def {
+        self.build_checked(Node::Struct, Some(ty), fields)
+    }
+
+    /// A definite array of `elems`, each of type `elem`.
+    pub fn array(&mut self, elem: Type, elems: &[Def]) -> Def {
+        let ty = self.ty_array(elem, Some(elems.len() as u64));
+        self.build_checked(Node::Array, Some(ty), elems)
+    }
+
+    /// Component `index` of `agg`.
+    pub fn extract(&mut self, agg: Def, index: Def) -> Def {
+        self.build_checked(Node::Extract, None, &[agg, index])
+    }
+
+    /// Component `i` of a tuple or struct (the index is an `i64` literal).
+    pub fn extract_at(&mut self, agg: Def, i: u32) -> Def {
+        let index = self.lit_i64(i as i64);
+        self.extract(agg, index)
+    }
+
+    /// `agg` with component `index` replaced by `value`.
+    pub fn insert(&mut self, agg: Def, index: Def, value: Def) -> Def {
+        self.build_checked(Node::Insert, None, &[agg, index, value])
+    }
+
+    /// The address of element/field `index` of what `ptr` points to.
+    pub fn lea(&mut self, ptr: Def, index: Def) -> Def {
+        self.build_checked(Node::Lea, None, &[ptr, index])
+    }
+
+    /// A fresh stack slot for a `ty`: `(mem, ptr(ty))`.
+    pub fn slot(&mut self, mem: Def, ty: Type) -> Def {
+        let p = self.ty_ptr(ty, AddrSpace::Generic);
+        let m = self.ty_mem();
+        let t = self.ty_tuple(&[m, p]);
+        self.build_checked(Node::Slot, Some(t), &[mem])
+    }
+
+    /// Fresh heap memory for `count` (`i64`) elements of type `elem`: `(mem, ptr([elem]))`.
+    pub fn alloc(&mut self, mem: Def, elem: Type, count: Def) -> Def {
+        let a = self.ty_array(elem, None);
+        let p = self.ty_ptr(a, AddrSpace::Generic);
+        let m = self.ty_mem();
+        let t = self.ty_tuple(&[m, p]);
+        self.build_checked(Node::Alloc, Some(t), &[mem, count])
+    }
+
+    /// Reads `*ptr`: `(mem, value)`.
+    pub fn load(&mut self, mem: Def, ptr: Def) -> Def {
+        self.build_checked(Node::Load, None, &[mem, ptr])
+    }
+
+    /// Writes `*ptr = value`: `mem`.
+    pub fn store(&mut self, mem: Def, ptr: Def, value: Def) -> Def {
+        self.build_checked(Node::Store, None, &[mem, ptr, value])
+    }
+
+    /// Whether `x` is known at compile time.
+    pub fn known(&mut self, x: Def) -> Def {
+        self.build_checked(Node::Known, None, &[x])
+    }
+
+    /// `x`, to be evaluated at compile time.
+    pub fn run(&mut self, x: Def) -> Def {
+        self.build_checked(Node::Run, None, &[x])
+    }
+
+    /// `x`, not to be evaluated further at compile time.
+    pub fn hlt(&mut self, x: Def) -> Def {
+        self.build_checked(Node::Hlt, None, &[x])
+    }
+
+    // ----- nominals ----------------------------------------------------------------------------
+
+    /// A new continuation with parameters of types `params`, no body, and all filters
+    /// `false` (never specialize).
+    pub fn cont(&mut self, params: &[Type], name: &str) -> Def {
+        let ty = self.ty_cont(params);
+        let no = self.lit_bool(false);
+        let ops = vec![no; params.len()].into_boxed_slice();
+        let d = self.defs.insert(DefData {
+            node: Node::Cont,
+            ty,
+            has_params: false,
+            ops,
+        });
+        self.nominals.insert(d);
+        self.set_name(d, name);
+        d
+    }
+
+    /// Number of parameters of continuation `cont`.
+    pub fn num_params(&self, cont: Def) -> usize {
+        self.types
+            .cont_params(self.type_of(cont))
+            .map_or(0, |p| p.len())
+    }
+
+    /// Parameter `i` of continuation `cont`.
+    ///
+    /// # Panics
+    /// If `cont` is not a continuation or has no parameter `i`.
+    pub fn param(&mut self, cont: Def, i: usize) -> Def {
+        let ty = self
+            .types
+            .cont_params(self.type_of(cont))
+            .expect("param of a non-continuation")[i];
+        self.intern(Node::Param(i as u32), ty, &[cont])
+    }
+
+    /// All parameters of continuation `cont`.
+    pub fn params(&mut self, cont: Def) -> Vec<Def> {
+        (0..self.num_params(cont))
+            .map(|i| self.param(cont, i))
+            .collect()
+    }
+
+    /// The filters of continuation `cont`, one per parameter.
+    pub fn filters(&self, cont: Def) -> &[Def] {
+        &self.ops(cont)[..self.num_params(cont)]
+    }
+
+    /// The body of continuation `cont` as `(callee, args)`, if it has one.
+    pub fn body(&self, cont: Def) -> Option<(Def, &[Def])> {
+        let ops = &self.ops(cont)[self.num_params(cont)..];
+        ops.split_first().map(|(c, a)| (*c, a))
+    }
+
+    /// Sets the filter of parameter `i` of `cont` (a `bool` def).
+    pub fn set_filter(&mut self, cont: Def, i: usize, filter: Def) {
+        assert!(
+            self.types.is_bool(self.type_of(filter)),
+            "a filter must be a bool"
+        );
+        let mut ops = self.defs[cont].ops.to_vec();
+        ops[i] = filter;
+        self.defs[cont].ops = ops.into();
+    }
+
+    /// Makes the body of `cont` the jump `callee(args)`, after checking its types.
+    pub fn try_set_body(&mut self, cont: Def, callee: Def, args: &[Def]) -> Result<(), String> {
+        typing::check_jump(self, callee, args)?;
+        let n = self.num_params(cont);
+        let mut ops = self.defs[cont].ops[..n].to_vec();
+        ops.push(callee);
+        ops.extend_from_slice(args);
+        self.defs[cont].ops = ops.into();
+        Ok(())
+    }
+
+    /// Makes the body of `cont` the jump `callee(args)`.
+    ///
+    /// # Panics
+    /// If the jump is ill-typed.
+    pub fn set_body(&mut self, cont: Def, callee: Def, args: &[Def]) {
+        if let Err(e) = self.try_set_body(cont, callee, args) {
+            panic!("ill-typed jump: {e}")
+        }
+    }
+
+    /// Removes the body of `cont`.
+    pub fn clear_body(&mut self, cont: Def) {
+        let n = self.num_params(cont);
+        let ops = self.defs[cont].ops[..n].to_vec();
+        self.defs[cont].ops = ops.into();
+    }
+
+    /// A new global variable initialized with `init`; its value is a pointer to it.
+    pub fn global(&mut self, init: Def, mutable: bool, name: &str) -> Def {
+        let t = self.type_of(init);
+        let ty = self.ty_ptr(t, AddrSpace::Generic);
+        let d = self.defs.insert(DefData {
+            node: Node::Global { mutable },
+            ty,
+            has_params: false,
+            ops: Box::new([init]),
+        });
+        self.nominals.insert(d);
+        self.set_name(d, name);
+        d
+    }
+
+    /// An estimate of the heap bytes this world holds, for benchmarks.
+    pub fn heap_bytes(&self) -> usize {
+        use std::mem::size_of;
+        let slots = self.defs.capacity() * (size_of::<DefData>() + size_of::<u32>());
+        let ops: usize = self
+            .defs
+            .values()
+            .map(|d| d.ops.len() * size_of::<Def>())
+            .sum();
+        let table = self.interned.capacity() * (size_of::<Def>() + 1);
+        slots + ops + table
+    }
+}
