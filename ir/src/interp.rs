@@ -45,14 +45,38 @@ pub struct Pointer {
 }
 
 /// A continuation value.
-#[derive(Debug, PartialEq)]
+#[derive(Debug)]
 pub struct Closure {
     cont: Def,
     env: Env,
 }
 
-/// Bound parameters: for each enclosing continuation, its arguments.
-type Env = Rc<Vec<(Def, Rc<[Value]>)>>;
+impl PartialEq for Closure {
+    fn eq(&self, other: &Self) -> bool {
+        self.cont == other.cont
+            && self.env.len() == other.env.len()
+            && self
+                .env
+                .iter()
+                .zip(other.env.iter())
+                .all(|(a, b)| Rc::ptr_eq(a, b))
+    }
+}
+
+/// One run of a continuation: its arguments and the values computed from them.
+///
+/// A def's value belongs to the frame of the most recently started continuation whose
+/// parameters it depends on, and is computed once per such frame: a load placed in a
+/// continuation is not repeated when a continuation it jumps to uses its result.
+#[derive(Debug)]
+struct Frame {
+    cont: Def,
+    args: Rc<[Value]>,
+    memo: std::cell::RefCell<FxHashMap<Def, Value>>,
+}
+
+/// Bound parameters: the frames of the enclosing continuations, outermost first.
+type Env = Rc<Vec<Rc<Frame>>>;
 
 /// Why a run failed.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -102,6 +126,8 @@ struct Interp<'w> {
     free: FreeParams,
     blocks: Vec<Block>,
     globals: FxHashMap<Def, Pointer>,
+    /// Values of defs that depend on no parameter.
+    constants: FxHashMap<Def, Value>,
     mem: u64,
     limits: Limits,
 }
@@ -119,6 +145,7 @@ pub fn run(
         free: FreeParams::compute(w),
         blocks: Vec::new(),
         globals: FxHashMap::default(),
+        constants: FxHashMap::default(),
         mem: 0,
         limits,
     };
@@ -248,29 +275,34 @@ impl Interp<'_> {
                     "continuation has no body (imports cannot run in the interpreter)".into(),
                 ));
             };
-            let mut env: Vec<(Def, Rc<[Value]>)> = (*clo.env).clone();
-            env.push((k, args.into()));
+            let mut env: Vec<Rc<Frame>> = (*clo.env).clone();
+            env.push(Rc::new(Frame {
+                cont: k,
+                args: args.into(),
+                memo: Default::default(),
+            }));
             let env = Rc::new(env);
-            let mut memo = FxHashMap::default();
-            target = self.eval(callee, &env, &mut memo)?;
+            target = self.eval(callee, &env)?;
             args = cargs
                 .iter()
-                .map(|&a| self.eval(a, &env, &mut memo))
+                .map(|&a| self.eval(a, &env))
                 .collect::<Result<_, _>>()?;
         }
     }
 
     /// Evaluates `root` (and what it needs, operands first) without recursion.
-    fn eval(
-        &mut self,
-        root: Def,
-        env: &Env,
-        memo: &mut FxHashMap<Def, Value>,
-    ) -> Result<Value, Fail> {
+    fn eval(&mut self, root: Def, env: &Env) -> Result<Value, Fail> {
         let w = self.w;
+        // This call's values, each with the index of the frame it belongs to (`None`:
+        // depends on no frame).
+        let mut local: FxHashMap<Def, (Value, Option<usize>)> = FxHashMap::default();
         let mut stack = vec![(root, false)];
         while let Some((d, expanded)) = stack.pop() {
-            if memo.contains_key(&d) {
+            if local.contains_key(&d) {
+                continue;
+            }
+            if let Some(found) = self.lookup(d, env) {
+                local.insert(d, found);
                 continue;
             }
             let node = w.node(d);
@@ -281,15 +313,45 @@ impl Interp<'_> {
                 stack.extend(
                     w.ops(d)
                         .iter()
-                        .filter(|o| !memo.contains_key(*o))
+                        .filter(|o| !local.contains_key(*o))
                         .map(|&o| (o, false)),
                 );
                 continue;
             }
-            let v = self.compute(d, env, memo).map_err(|m| (d, m))?;
-            memo.insert(d, v);
+            let level = match node {
+                Node::Param(_) => env.iter().rposition(|f| f.cont == w.ops(d)[0]),
+                // A closure belongs with the newest frame it captures.
+                Node::Cont => {
+                    let owners = self.free.owners(w, d);
+                    env.iter().rposition(|f| owners.contains(&f.cont))
+                }
+                _ if leaf => None,
+                _ => w.ops(d).iter().filter_map(|o| local[o].1).max(),
+            };
+            let v = self.compute(d, env, &local).map_err(|m| (d, m))?;
+            match level {
+                Some(i) => {
+                    env[i].memo.borrow_mut().insert(d, v.clone());
+                }
+                None if !leaf && !node.is_effect() => {
+                    self.constants.insert(d, v.clone());
+                }
+                None => {}
+            }
+            local.insert(d, (v, level));
         }
-        Ok(memo[&root].clone())
+        Ok(local.remove(&root).map(|(v, _)| v).unwrap_or(Value::Undef))
+    }
+
+    /// A value computed before, in a frame of `env` or as a constant.
+    fn lookup(&self, d: Def, env: &Env) -> Option<(Value, Option<usize>)> {
+        if !self.w.has_params(d) {
+            return self.constants.get(&d).map(|v| (v.clone(), None));
+        }
+        env.iter()
+            .enumerate()
+            .rev()
+            .find_map(|(i, f)| f.memo.borrow().get(&d).map(|v| (v.clone(), Some(i))))
     }
 
     fn bits(&self, v: &Value) -> Result<u64, String> {
@@ -325,27 +387,27 @@ impl Interp<'_> {
         &mut self,
         d: Def,
         env: &Env,
-        memo: &FxHashMap<Def, Value>,
+        local: &FxHashMap<Def, (Value, Option<usize>)>,
     ) -> Result<Value, String> {
         let w = self.w;
         let ops = w.ops(d);
-        let op = |i: usize| &memo[&ops[i]];
+        let op = |i: usize| &local[&ops[i]].0;
         let ty = w.type_of(d);
         Ok(match w.node(d) {
             Node::Lit(v) => Value::Bits(v),
             Node::Bottom => Value::Undef,
             Node::Param(i) => {
                 let owner = ops[0];
-                let frame = env.iter().rev().find(|f| f.0 == owner).ok_or_else(|| {
+                let frame = env.iter().rev().find(|f| f.cont == owner).ok_or_else(|| {
                     "parameter used outside the run of its continuation".to_string()
                 })?;
-                frame.1[i as usize].clone()
+                frame.args[i as usize].clone()
             }
             Node::Cont => {
                 let owners = self.free.owners(w, d);
                 let captured = env
                     .iter()
-                    .filter(|f| owners.contains(&f.0))
+                    .filter(|f| owners.contains(&f.cont))
                     .cloned()
                     .collect();
                 Value::Closure(Rc::new(Closure {
@@ -493,11 +555,8 @@ impl Interp<'_> {
         if let Some(p) = self.globals.get(&g) {
             return Ok(Value::Ptr(p.clone()));
         }
-        let mut memo = FxHashMap::default();
         let init = self.w.ops(g)[0];
-        let v = self
-            .eval(init, &Rc::new(Vec::new()), &mut memo)
-            .map_err(|(_, m)| m)?;
+        let v = self.eval(init, &Rc::new(Vec::new())).map_err(|(_, m)| m)?;
         let p = self.new_block(v, mutable);
         self.globals.insert(g, p.clone());
         Ok(Value::Ptr(p))

@@ -14,6 +14,7 @@
 pub mod analysis;
 pub mod def;
 pub mod dot;
+pub mod equiv;
 pub mod interp;
 pub mod normalize;
 pub mod semantics;

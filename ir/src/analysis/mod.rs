@@ -1,3 +1,13 @@
 //! Analyses: values computed from a [`World`](crate::World) that never change it.
+//!
+//! - [`free::FreeParams`]: the parameters each continuation uses from outside;
+//! - [`scope::Scope`]: what a continuation's parameters reach;
+//! - [`cfg::Cfg`] and [`cfg::DomTree`]: control flow between a scope's continuations;
+//! - [`looptree::LoopTree`]: natural loops, nested;
+//! - [`schedule::Schedule`]: placement of computed defs into continuations.
 
+pub mod cfg;
 pub mod free;
+pub mod looptree;
+pub mod schedule;
+pub mod scope;

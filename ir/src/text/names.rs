@@ -29,7 +29,7 @@ fn is_leaf(w: &World, d: Def) -> bool {
 fn sanitize(name: &str) -> String {
     name.chars()
         .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '.' {
                 c
             } else {
                 '_'
