@@ -165,3 +165,145 @@ fn extract(w: &mut World, ty: Type, agg: Def, index: Def) -> Option<Def> {
         _ => None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::text::{parse_with, print, ParseOptions};
+
+    /// Parses `body` as the body of `@f(%m: mem, %x: i32, %y: i32, %b: bool, %g: f32,
+    /// %r: cn(mem, T))` with normalization on and returns what the jump passes to `%r`.
+    fn check(ty: &str, body: &str, expected: &str) {
+        let src = format!(
+            "extern cont @f(%m: mem, %x: i32, %y: i32, %b: bool, %g: f32, %r: cn(mem, {ty})) {{\n{body}\n}}"
+        );
+        let w = parse_with(&src, ParseOptions { normalize: true }).expect("test input parses");
+        let out = print(&w);
+        let jump = out.lines().find(|l| l.contains("jump")).expect("a jump");
+        let result = jump
+            .trim()
+            .trim_start_matches("jump %r(%m, ")
+            .trim_end_matches(')');
+        let stmts: Vec<&str> = out
+            .lines()
+            .filter(|l| l.contains(" = "))
+            .map(str::trim)
+            .collect();
+        let actual = if stmts.is_empty() {
+            result.to_string()
+        } else {
+            format!("{}; {result}", stmts.join("; "))
+        };
+        assert_eq!(actual, expected, "\n{out}");
+    }
+
+    #[test]
+    fn folds_literals() {
+        check(
+            "i32",
+            "%a: i32 = add(2:i32, 3:i32)\njump %r(%m, %a)",
+            "5:i32",
+        );
+        check(
+            "i32",
+            "%a: i32 = mul(65536:i32, 65536:i32)\njump %r(%m, %a)",
+            "0:i32",
+        );
+        check(
+            "bool",
+            "%a: bool = lt(-1:i32, 0:i32)\njump %r(%m, %a)",
+            "true",
+        );
+        check("u8", "%a: u8 = conv(300:i32)\njump %r(%m, %a)", "44:u8");
+        check(
+            "f32",
+            "%a: f32 = div(1.0:f32, 0.0:f32)\njump %r(%m, %a)",
+            "0x7f800000:f32",
+        );
+    }
+
+    #[test]
+    fn keeps_division_by_zero_to_trap() {
+        check(
+            "i32",
+            "%a: i32 = div(1:i32, 0:i32)\njump %r(%m, %a)",
+            "%a: i32 = div(1:i32, 0:i32); %a",
+        );
+    }
+
+    #[test]
+    fn integer_identities() {
+        check("i32", "%a: i32 = add(0:i32, %x)\njump %r(%m, %a)", "%x");
+        check("i32", "%a: i32 = mul(%x, 0:i32)\njump %r(%m, %a)", "0:i32");
+        check("i32", "%a: i32 = sub(%x, %x)\njump %r(%m, %a)", "0:i32");
+        check("i32", "%a: i32 = and(%x, -1:i32)\njump %r(%m, %a)", "%x");
+        check("i32", "%a: i32 = shl(%x, 32:i32)\njump %r(%m, %a)", "%x");
+        check("i32", "%a: i32 = rem(%x, 1:i32)\njump %r(%m, %a)", "0:i32");
+    }
+
+    #[test]
+    fn commutative_operations_put_literals_right() {
+        check(
+            "i32",
+            "%a: i32 = add(7:i32, %x)\njump %r(%m, %a)",
+            "%a: i32 = add(%x, 7:i32); %a",
+        );
+        check(
+            "i32",
+            "%a: i32 = sub(7:i32, %x)\njump %r(%m, %a)",
+            "%a: i32 = sub(7:i32, %x); %a",
+        );
+    }
+
+    #[test]
+    fn bool_identities() {
+        check("bool", "%a: bool = and(%b, true)\njump %r(%m, %a)", "%b");
+        check("bool", "%a: bool = or(%b, true)\njump %r(%m, %a)", "true");
+        check("bool", "%a: bool = xor(%b, %b)\njump %r(%m, %a)", "false");
+        check("bool", "%a: bool = le(%x, %x)\njump %r(%m, %a)", "true");
+    }
+
+    #[test]
+    fn floats_only_fold() {
+        check(
+            "f32",
+            "%a: f32 = add(%g, 0.0:f32)\njump %r(%m, %a)",
+            "%a: f32 = add(%g, 0.0:f32); %a",
+        );
+        check(
+            "bool",
+            "%a: bool = eq(%g, %g)\njump %r(%m, %a)",
+            "%a: bool = eq(%g, %g); %a",
+        );
+    }
+
+    #[test]
+    fn selects_and_aggregates() {
+        check(
+            "i32",
+            "%a: i32 = select(true, %x, %y)\njump %r(%m, %a)",
+            "%x",
+        );
+        check("i32", "%a: i32 = select(%b, %y, %y)\njump %r(%m, %a)", "%y");
+        let tuple = "%t: (i32, i32) = tuple(%x, %y)";
+        check(
+            "i32",
+            &format!("{tuple}\n%a: i32 = extract(%t, 1:i64)\njump %r(%m, %a)"),
+            "%y",
+        );
+        check(
+            "i32",
+            &format!("{tuple}\n%u: (i32, i32) = insert(%t, 0:i64, 9:i32)\n%a: i32 = extract(%u, 0:i64)\njump %r(%m, %a)"),
+            "9:i32",
+        );
+    }
+
+    #[test]
+    fn known_folds_for_constants_only() {
+        check("bool", "%a: bool = known(3:i32)\njump %r(%m, %a)", "true");
+        check(
+            "bool",
+            "%a: bool = known(%x)\njump %r(%m, %a)",
+            "%a: bool = known(%x); %a",
+        );
+    }
+}

@@ -11,3 +11,6 @@ pub mod free;
 pub mod looptree;
 pub mod schedule;
 pub mod scope;
+
+#[cfg(test)]
+mod tests;
