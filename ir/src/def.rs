@@ -5,11 +5,96 @@
 //! Structural defs are hash-consed by `(node, type, operands)`; continuations and globals are
 //! nominal (each one is distinct, and a continuation's operands can change after creation).
 
-use slotmap::new_key_type;
+use std::fmt;
 
-new_key_type! {
-    /// A def: a small copyable key into the arena of a [`World`](crate::World).
-    pub struct Def;
+/// A def: a small copyable key into the arena of a [`World`](crate::World).
+///
+/// Keys are dense indices in creation order: a world never removes a def (passes that
+/// drop dead code build a new world), so keys need no generation counter, stay four bytes,
+/// and per-def side tables ([`DefMap`]) are plain vectors.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub struct Def(u32);
+
+impl Def {
+    /// The key's index in its world's arena.
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+
+    pub(crate) fn from_index(i: usize) -> Def {
+        Def(u32::try_from(i).expect("more than 2^32 defs"))
+    }
+}
+
+impl fmt::Debug for Def {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "d{}", self.0)
+    }
+}
+
+/// A side table from defs to values, for per-pass facts (dense: one slot per def index up
+/// to the largest key inserted).
+#[derive(Clone, Debug)]
+pub struct DefMap<V> {
+    slots: Vec<Option<V>>,
+}
+
+impl<V> Default for DefMap<V> {
+    fn default() -> Self {
+        DefMap { slots: Vec::new() }
+    }
+}
+
+impl<V> DefMap<V> {
+    /// An empty map.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets the value of `d`, returning the old one.
+    pub fn insert(&mut self, d: Def, v: V) -> Option<V> {
+        let i = d.index();
+        if i >= self.slots.len() {
+            self.slots.resize_with(i + 1, || None);
+        }
+        self.slots[i].replace(v)
+    }
+
+    /// The value of `d`.
+    pub fn get(&self, d: Def) -> Option<&V> {
+        self.slots.get(d.index()).and_then(|s| s.as_ref())
+    }
+
+    /// The value of `d`, mutably.
+    pub fn get_mut(&mut self, d: Def) -> Option<&mut V> {
+        self.slots.get_mut(d.index()).and_then(|s| s.as_mut())
+    }
+
+    /// Whether `d` has a value.
+    pub fn contains_key(&self, d: Def) -> bool {
+        self.get(d).is_some()
+    }
+
+    /// Every `(def, value)`, in key order.
+    pub fn iter(&self) -> impl Iterator<Item = (Def, &V)> {
+        self.slots
+            .iter()
+            .enumerate()
+            .filter_map(|(i, s)| s.as_ref().map(|v| (Def::from_index(i), v)))
+    }
+}
+
+impl<V> std::ops::Index<Def> for DefMap<V> {
+    type Output = V;
+    fn index(&self, d: Def) -> &V {
+        self.get(d).expect("def has no value in this map")
+    }
+}
+
+impl<V> std::ops::IndexMut<Def> for DefMap<V> {
+    fn index_mut(&mut self, d: Def) -> &mut V {
+        self.get_mut(d).expect("def has no value in this map")
+    }
 }
 
 /// Binary arithmetic and bit operations. Integer operations wrap; the operand type's

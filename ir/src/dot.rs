@@ -17,7 +17,7 @@ fn escape(s: &str) -> String {
 pub fn to_dot(w: &World) -> String {
     let layout = Layout::compute(w);
     let mut out = String::from("digraph durin {\n    node [shape=box, fontname=\"monospace\"];\n");
-    let id = |d: Def| format!("d{}", slotmap::Key::data(&d).as_ffi() & 0xffff_ffff);
+    let id = |d: Def| format!("d{}", d.index());
     let mut edges = String::new();
     let mut lits = String::new();
     let mut edge = |out: &mut String, from: Def, to: &str, style: &str| {

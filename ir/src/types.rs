@@ -92,12 +92,33 @@ pub struct StructDecl {
     pub fields: Vec<(String, Type)>,
 }
 
+impl Type {
+    /// `bool`, which every type table holds from the start.
+    pub const BOOL: Type = Type(0);
+    /// `mem`, which every type table holds from the start.
+    pub const MEM: Type = Type(1);
+}
+
 /// Owns every type of a world; hands out [`Type`] keys.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct TypeTable {
     kinds: Vec<TypeKind>,
     interned: FxHashMap<TypeKind, Type>,
     structs: Vec<StructDecl>,
+}
+
+impl Default for TypeTable {
+    fn default() -> Self {
+        let mut t = TypeTable {
+            kinds: Vec::new(),
+            interned: FxHashMap::default(),
+            structs: Vec::new(),
+        };
+        let b = t.intern(TypeKind::Bool);
+        let m = t.intern(TypeKind::Mem);
+        debug_assert_eq!((b, m), (Type::BOOL, Type::MEM));
+        t
+    }
 }
 
 impl TypeTable {

@@ -137,9 +137,7 @@ pub fn infer(w: &World, node: Node, ops: &[Def], hint: Option<Type>) -> Result<T
             if tys.prim_bits(a).is_none() {
                 return Err(format!("cannot compare values of type {}", show(w, a)));
             }
-            w.types()
-                .intern_lookup(&TypeKind::Bool)
-                .ok_or("bool type missing")?
+            Type::BOOL
         }
         Node::Select => {
             arity(node, ops, 3)?;
@@ -301,9 +299,7 @@ pub fn infer(w: &World, node: Node, ops: &[Def], hint: Option<Type>) -> Result<T
             if matches!(tys.kind(v), TypeKind::Array { len: None, .. }) {
                 return Err("cannot load an indefinite array".into());
             }
-            let m = tys
-                .intern_lookup(&TypeKind::Mem)
-                .ok_or("mem type missing")?;
+            let m = Type::MEM;
             tys.intern_lookup(&TypeKind::Tuple(Box::new([m, v])))
                 .ok_or_else(|| format!("type (mem, {}) missing: build it first", show(w, v)))?
         }
@@ -319,8 +315,7 @@ pub fn infer(w: &World, node: Node, ops: &[Def], hint: Option<Type>) -> Result<T
         }
         Node::Known => {
             arity(node, ops, 1)?;
-            tys.intern_lookup(&TypeKind::Bool)
-                .ok_or("bool type missing")?
+            Type::BOOL
         }
         Node::Run | Node::Hlt => {
             arity(node, ops, 1)?;

@@ -18,12 +18,11 @@
 //! statement for context, instead of stopping at the first.
 
 use crate::analysis::free::FreeParams;
-use crate::def::{Def, Node};
+use crate::def::{Def, DefMap, Node};
 use crate::text::Layout;
 use crate::types::TypeKind;
 use crate::typing;
 use crate::world::World;
-use slotmap::SecondaryMap;
 use std::fmt;
 
 /// One violated invariant.
@@ -54,7 +53,7 @@ pub fn verify(w: &World) -> Result<(), Vec<VerifyError>> {
         errors.push(VerifyError { at, message });
     };
     // Every live def: nominals, their operands, transitively (not through nominals twice).
-    let mut seen: SecondaryMap<Def, ()> = SecondaryMap::new();
+    let mut seen: DefMap<()> = DefMap::new();
     let mut stack: Vec<Def> = w.nominals().collect();
     let mut live = Vec::new();
     while let Some(d) = stack.pop() {

@@ -13,7 +13,6 @@ use crate::{normalize, typing};
 use hashbrown::HashTable;
 use indexmap::IndexSet;
 use rustc_hash::{FxBuildHasher, FxHashMap, FxHasher};
-use slotmap::SlotMap;
 use std::hash::{Hash, Hasher};
 
 /// The data behind a [`Def`].
@@ -23,27 +22,45 @@ pub struct DefData {
     ty: Type,
     /// Whether the def depends on a parameter, not looking through nominals.
     has_params: bool,
-    ops: Box<[Def]>,
+    ops: Ops,
+}
+
+/// Operands, stored inline when there are few (most defs have at most three), else in the
+/// world's spill vector, so that building and comparing defs allocates nothing per def and
+/// a def stays small (40 bytes) for the cache.
+#[derive(Clone, Copy, Debug)]
+enum Ops {
+    Inline(u8, [Def; 3]),
+    Spilled { start: u32, len: u32 },
+}
+
+/// The table hash of a def: 32 bits of its key's hash, spread again for the table.
+fn table_hash(h32: u32) -> u64 {
+    (h32 as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)
 }
 
 /// Owns the defs and types of one program.
 #[derive(Clone, Debug, Default)]
 pub struct World {
     types: TypeTable,
-    defs: SlotMap<Def, DefData>,
-    interned: HashTable<Def>,
+    defs: Vec<DefData>,
+    /// Operand lists longer than three.
+    spill: Vec<Def>,
+    /// Structural defs with 32 bits of their hash (kept so that growing the table reads no
+    /// def).
+    interned: HashTable<(u32, Def)>,
     nominals: IndexSet<Def, FxBuildHasher>,
     externals: IndexSet<Def, FxBuildHasher>,
     names: FxHashMap<Def, Box<str>>,
     no_normalize: bool,
 }
 
-fn hash_key(node: Node, ty: Type, ops: &[Def]) -> u64 {
+fn hash_key(node: Node, ty: Type, ops: &[Def]) -> u32 {
     let mut h = FxHasher::default();
     node.hash(&mut h);
     ty.hash(&mut h);
     ops.hash(&mut h);
-    h.finish()
+    (h.finish() >> 32) as u32
 }
 
 impl World {
@@ -78,7 +95,7 @@ impl World {
 
     /// `bool`.
     pub fn ty_bool(&mut self) -> Type {
-        self.ty(TypeKind::Bool)
+        Type::BOOL
     }
 
     /// A signed (`iN`) or unsigned (`uN`) integer type.
@@ -93,7 +110,7 @@ impl World {
 
     /// `mem`.
     pub fn ty_mem(&mut self) -> Type {
-        self.ty(TypeKind::Mem)
+        Type::MEM
     }
 
     /// `ptr(pointee, space)`.
@@ -138,11 +155,20 @@ impl World {
 
     /// Whether `d` is a def of this world.
     pub fn contains(&self, d: Def) -> bool {
-        self.defs.contains_key(d)
+        d.index() < self.defs.len()
     }
 
     fn data(&self, d: Def) -> &DefData {
-        &self.defs[d]
+        &self.defs[d.index()]
+    }
+
+    fn data_mut(&mut self, d: Def) -> &mut DefData {
+        &mut self.defs[d.index()]
+    }
+
+    fn push(&mut self, data: DefData) -> Def {
+        self.defs.push(data);
+        Def::from_index(self.defs.len() - 1)
     }
 
     /// The node of `d`.
@@ -157,7 +183,29 @@ impl World {
 
     /// The operands of `d`.
     pub fn ops(&self, d: Def) -> &[Def] {
-        &self.data(d).ops
+        self.slice(&self.data(d).ops)
+    }
+
+    fn slice<'a>(&'a self, ops: &'a Ops) -> &'a [Def] {
+        match ops {
+            Ops::Inline(n, a) => &a[..*n as usize],
+            Ops::Spilled { start, len } => &self.spill[*start as usize..(*start + *len) as usize],
+        }
+    }
+
+    fn make_ops(&mut self, ops: &[Def]) -> Ops {
+        if ops.len() <= 3 {
+            let mut a = [Def::default(); 3];
+            a[..ops.len()].copy_from_slice(ops);
+            Ops::Inline(ops.len() as u8, a)
+        } else {
+            let start = u32::try_from(self.spill.len()).expect("more than 2^32 operands");
+            self.spill.extend_from_slice(ops);
+            Ops::Spilled {
+                start,
+                len: ops.len() as u32,
+            }
+        }
     }
 
     /// Whether `d` depends on a continuation parameter (not looking into nominals).
@@ -178,9 +226,9 @@ impl World {
         self.defs.len()
     }
 
-    /// Every def, in arena order.
+    /// Every def, in creation order.
     pub fn defs(&self) -> impl Iterator<Item = Def> + '_ {
-        self.defs.keys()
+        (0..self.defs.len()).map(Def::from_index)
     }
 
     /// Every continuation and global, in creation order.
@@ -249,7 +297,6 @@ impl World {
 
     /// Interns the types that [`typing::infer`] derives for `node`, which only looks them up.
     fn intern_result_types(&mut self, node: Node, ops: &[Def]) {
-        self.ty_bool();
         match node {
             Node::Tuple => {
                 let ts: Vec<Type> = ops.iter().map(|&d| self.type_of(d)).collect();
@@ -289,12 +336,12 @@ impl World {
         }
     }
 
-    fn lookup(&self, hash: u64, node: Node, ty: Type, ops: &[Def]) -> Option<Def> {
-        let same = |&d: &Def| {
-            let x = &self.defs[d];
-            x.node == node && x.ty == ty && *x.ops == *ops
+    fn lookup(&self, hash: u32, node: Node, ty: Type, ops: &[Def]) -> Option<Def> {
+        let same = |&(h, d): &(u32, Def)| {
+            let x = &self.defs[d.index()];
+            h == hash && x.node == node && x.ty == ty && self.slice(&x.ops) == ops
         };
-        self.interned.find(hash, same).copied()
+        self.interned.find(table_hash(hash), same).map(|e| e.1)
     }
 
     /// Parameter `i` of `cont` if it has been built (without building it).
@@ -310,18 +357,17 @@ impl World {
         if let Some(d) = self.lookup(hash, node, ty, ops) {
             return d;
         }
-        let World { defs, interned, .. } = self;
-        let has_params = matches!(node, Node::Param(_)) || ops.iter().any(|&o| defs[o].has_params);
-        let d = defs.insert(DefData {
+        let has_params =
+            matches!(node, Node::Param(_)) || ops.iter().any(|&o| self.data(o).has_params);
+        let ops = self.make_ops(ops);
+        let d = self.push(DefData {
             node,
             ty,
             has_params,
-            ops: ops.into(),
+            ops,
         });
-        interned.insert_unique(hash, d, |&d| {
-            let x = &defs[d];
-            hash_key(x.node, x.ty, &x.ops)
-        });
+        self.interned
+            .insert_unique(table_hash(hash), (hash, d), |e| table_hash(e.0));
         d
     }
 
@@ -480,8 +526,8 @@ impl World {
     pub fn cont(&mut self, params: &[Type], name: &str) -> Def {
         let ty = self.ty_cont(params);
         let no = self.lit_bool(false);
-        let ops = vec![no; params.len()].into_boxed_slice();
-        let d = self.defs.insert(DefData {
+        let ops = self.make_ops(&vec![no; params.len()]);
+        let d = self.push(DefData {
             node: Node::Cont,
             ty,
             has_params: false,
@@ -535,19 +581,21 @@ impl World {
             self.types.is_bool(self.type_of(filter)),
             "a filter must be a bool"
         );
-        let mut ops = self.defs[cont].ops.to_vec();
+        let mut ops = self.ops(cont).to_vec();
         ops[i] = filter;
-        self.defs[cont].ops = ops.into();
+        let ops = self.make_ops(&ops);
+        self.data_mut(cont).ops = ops;
     }
 
     /// Makes the body of `cont` the jump `callee(args)`, after checking its types.
     pub fn try_set_body(&mut self, cont: Def, callee: Def, args: &[Def]) -> Result<(), String> {
         typing::check_jump(self, callee, args)?;
         let n = self.num_params(cont);
-        let mut ops = self.defs[cont].ops[..n].to_vec();
+        let mut ops = self.ops(cont)[..n].to_vec();
         ops.push(callee);
         ops.extend_from_slice(args);
-        self.defs[cont].ops = ops.into();
+        let ops = self.make_ops(&ops);
+        self.data_mut(cont).ops = ops;
         Ok(())
     }
 
@@ -564,35 +612,23 @@ impl World {
     /// Removes the body of `cont`.
     pub fn clear_body(&mut self, cont: Def) {
         let n = self.num_params(cont);
-        let ops = self.defs[cont].ops[..n].to_vec();
-        self.defs[cont].ops = ops.into();
+        let ops = self.ops(cont)[..n].to_vec();
+        let ops = self.make_ops(&ops);
+        self.data_mut(cont).ops = ops;
     }
 
     /// A new global variable initialized with `init`; its value is a pointer to it.
     pub fn global(&mut self, init: Def, mutable: bool, name: &str) -> Def {
         let t = self.type_of(init);
         let ty = self.ty_ptr(t, AddrSpace::Generic);
-        let d = self.defs.insert(DefData {
+        let d = self.push(DefData {
             node: Node::Global { mutable },
             ty,
             has_params: false,
-            ops: Box::new([init]),
+            ops: Ops::Inline(1, [init, Def::default(), Def::default()]),
         });
         self.nominals.insert(d);
         self.set_name(d, name);
         d
-    }
-
-    /// An estimate of the heap bytes this world holds, for benchmarks.
-    pub fn heap_bytes(&self) -> usize {
-        use std::mem::size_of;
-        let slots = self.defs.capacity() * (size_of::<DefData>() + size_of::<u32>());
-        let ops: usize = self
-            .defs
-            .values()
-            .map(|d| d.ops.len() * size_of::<Def>())
-            .sum();
-        let table = self.interned.capacity() * (size_of::<Def>() + 1);
-        slots + ops + table
     }
 }

@@ -5,17 +5,16 @@
 //! as a value it is a closure over them). [`FreeParams`] gives, for every continuation, the
 //! parameters of *other* continuations that it or any continuation it references uses.
 
-use crate::def::{Def, Node};
+use crate::def::{Def, DefMap, Node};
 use crate::world::World;
 use indexmap::IndexSet;
 use rustc_hash::FxBuildHasher;
-use slotmap::SecondaryMap;
 
 type Set = IndexSet<Def, FxBuildHasher>;
 
 /// The free parameters of every continuation of a world.
 pub struct FreeParams {
-    free: SecondaryMap<Def, Vec<Def>>,
+    free: DefMap<Vec<Def>>,
 }
 
 /// Params and nominals reached from `roots` without entering nominals.
@@ -43,8 +42,8 @@ impl FreeParams {
     /// references between continuations, so loops and recursion are handled).
     pub fn compute(w: &World) -> FreeParams {
         let conts: Vec<Def> = w.continuations().collect();
-        let mut direct: SecondaryMap<Def, Set> = SecondaryMap::new();
-        let mut refs: SecondaryMap<Def, Vec<Def>> = SecondaryMap::new();
+        let mut direct: DefMap<Set> = DefMap::new();
+        let mut refs: DefMap<Vec<Def>> = DefMap::new();
         for &k in &conts {
             let (mut ps, mut ns) = (Set::default(), Set::default());
             reach(w, w.ops(k), &mut ps, &mut ns);
@@ -76,11 +75,11 @@ impl FreeParams {
                 }
             }
         }
-        let free = free
-            .into_iter()
-            .map(|(k, s)| (k, s.into_iter().collect()))
-            .collect();
-        FreeParams { free }
+        let mut out = DefMap::new();
+        for (k, s) in free.iter() {
+            out.insert(k, s.iter().copied().collect());
+        }
+        FreeParams { free: out }
     }
 
     /// The parameters of other continuations that `cont` uses, in discovery order.

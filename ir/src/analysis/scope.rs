@@ -6,11 +6,10 @@
 //! scope members use but that depend on parameters from outside are the scope's *free* defs.
 
 use super::free::FreeParams;
-use crate::def::{Def, Node};
+use crate::def::{Def, DefMap, Node};
 use crate::world::World;
 use indexmap::IndexSet;
 use rustc_hash::FxBuildHasher;
-use slotmap::SecondaryMap;
 
 type Set = IndexSet<Def, FxBuildHasher>;
 
@@ -43,7 +42,7 @@ impl Scope {
             }
         }
         // Computed defs reached from the scope's continuations, not entering nominals.
-        let mut inside: SecondaryMap<Def, bool> = SecondaryMap::new();
+        let mut inside: DefMap<bool> = DefMap::new();
         let (mut defs, mut free_defs) = (Set::default(), Set::default());
         for &k in &conts {
             for &root in w.ops(k) {

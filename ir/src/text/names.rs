@@ -1,17 +1,16 @@
 //! The layout of the text form: which statements each nominal prints, and every def's name.
 
-use crate::def::{Def, Node};
+use crate::def::{Def, DefMap, Node};
 use crate::world::World;
 use indexmap::IndexMap;
 use rustc_hash::{FxBuildHasher, FxHashSet};
-use slotmap::SecondaryMap;
 
 /// Names of defs and placement of statements, as the printer writes them. The verifier and
 /// the Graphviz writer use it so that they name defs exactly as the text form does.
 pub struct Layout {
-    names: SecondaryMap<Def, String>,
+    names: DefMap<String>,
     /// For each continuation, the names of its parameters.
-    pub params: SecondaryMap<Def, Vec<String>>,
+    pub params: DefMap<Vec<String>>,
     /// For each nominal in creation order, the statements printed with it (operands first).
     pub blocks: IndexMap<Def, Vec<Def>, FxBuildHasher>,
 }
@@ -73,7 +72,7 @@ impl Namer {
 impl Layout {
     /// Computes the layout of `w`.
     pub fn compute(w: &World) -> Layout {
-        let mut names = SecondaryMap::new();
+        let mut names = DefMap::new();
         let mut globals = Namer {
             used: FxHashSet::default(),
             counter: 0,
@@ -86,8 +85,8 @@ impl Layout {
             counter: 0,
         };
         let mut blocks = IndexMap::default();
-        let mut placed: SecondaryMap<Def, ()> = SecondaryMap::new();
-        let mut params = SecondaryMap::new();
+        let mut placed: DefMap<()> = DefMap::new();
+        let mut params = DefMap::new();
         for n in w.nominals() {
             if w.node(n) == Node::Cont {
                 let mut ps = Vec::new();
