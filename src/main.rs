@@ -150,8 +150,8 @@ fn ir_command(
         fuel,
         ..Limits::default()
     };
-    let results =
-        interp::run_main(&world, entry, &values, limits).map_err(|e| format!("error: {e}"))?;
+    let results = interp::run_main(&world, entry, &values, limits)
+        .map_err(|e| format!("{}: error: {e}", file.display()))?;
     step("run", t);
     for (t, v) in results {
         println!("{}", interp::format_value(&world, t, &v));

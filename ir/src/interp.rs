@@ -223,22 +223,44 @@ fn value_params(w: &World, ptys: &[Type]) -> usize {
         .count()
 }
 
-/// The value of an undefined `ty`, with aggregates expanded so that parts can be written.
-fn undef_of(w: &World, ty: Type, limits: &Limits) -> Result<Value, String> {
+/// How many scalar cells a value of `ty` takes (saturating), to bound allocations.
+fn cells(w: &World, ty: Type, depth: u32) -> u64 {
+    if depth > 64 {
+        return u64::MAX;
+    }
     match w.kind(ty) {
-        TypeKind::Array { len: Some(n), .. } if *n > limits.max_alloc => Err(format!(
-            "array of {n} elements exceeds the interpreter's limit of {}",
+        TypeKind::Array { elem, len: Some(n) } => n.saturating_mul(cells(w, *elem, depth + 1)),
+        TypeKind::Tuple(_) | TypeKind::Struct(_) => w
+            .types()
+            .components(ty)
+            .unwrap_or_default()
+            .iter()
+            .fold(0u64, |acc, &c| acc.saturating_add(cells(w, c, depth + 1))),
+        _ => 1,
+    }
+}
+
+/// The value of `count` undefined `ty`s, with aggregates expanded so that parts can be
+/// written; an error if that exceeds the allocation limit.
+fn undef_values(w: &World, ty: Type, count: u64, limits: &Limits) -> Result<Vec<Value>, String> {
+    let total = cells(w, ty, 0).saturating_mul(count);
+    if total > limits.max_alloc {
+        return Err(format!(
+            "allocation of {total} cells exceeds the interpreter's limit of {}",
             limits.max_alloc
-        )),
+        ));
+    }
+    let one = undef_of(w, ty);
+    Ok(vec![one; count as usize])
+}
+
+fn undef_of(w: &World, ty: Type) -> Value {
+    match w.kind(ty) {
         TypeKind::Tuple(_) | TypeKind::Struct(_) | TypeKind::Array { len: Some(_), .. } => {
             let comps = w.types().components(ty).unwrap_or_default();
-            let vals = comps
-                .iter()
-                .map(|&c| undef_of(w, c, limits))
-                .collect::<Result<_, _>>()?;
-            Ok(Value::Agg(Rc::new(vals)))
+            Value::Agg(Rc::new(comps.iter().map(|&c| undef_of(w, c)).collect()))
         }
-        _ => Ok(Value::Undef),
+        _ => Value::Undef,
     }
 }
 
@@ -461,7 +483,7 @@ impl Interp<'_> {
                 let i = self.index(op(1))?;
                 let mut agg = match op(0) {
                     Value::Agg(e) => e.clone(),
-                    Value::Undef => match undef_of(w, ty, &self.limits)? {
+                    Value::Undef => match undef_values(w, ty, 1, &self.limits)?.swap_remove(0) {
                         Value::Agg(e) => e,
                         _ => return Err("insert into a value that is not an aggregate".into()),
                     },
@@ -495,7 +517,7 @@ impl Interp<'_> {
                     return Err("ill-typed allocation".into());
                 };
                 let value = if w.node(d) == Node::Slot {
-                    undef_of(w, pointee, &self.limits)?
+                    undef_values(w, pointee, 1, &self.limits)?.swap_remove(0)
                 } else {
                     let TypeKind::Array { elem, .. } = *w.kind(pointee) else {
                         return Err("ill-typed allocation".into());
@@ -503,14 +525,10 @@ impl Interp<'_> {
                     let n = self.index(op(1))?;
                     let n =
                         semantics::sext(w.types().prim_bits(w.type_of(ops[1])).unwrap_or(64), n);
-                    if n < 0 || n as u64 > self.limits.max_alloc {
-                        return Err(format!(
-                            "allocation of {n} elements (the interpreter allows 0 to {})",
-                            self.limits.max_alloc
-                        ));
+                    if n < 0 {
+                        return Err(format!("allocation of {n} elements"));
                     }
-                    let e = undef_of(w, elem, &self.limits)?;
-                    Value::Agg(Rc::new(vec![e; n as usize]))
+                    Value::Agg(Rc::new(undef_values(w, elem, n as u64, &self.limits)?))
                 };
                 let p = self.new_block(value, true);
                 Value::Agg(Rc::new(vec![m, Value::Ptr(p)]))

@@ -12,7 +12,8 @@
 //! 5. a continuation without a body is external (an import);
 //! 6. an external continuation uses no parameter of another continuation;
 //! 7. a global's type is a pointer to its initializer's type, and the initializer depends
-//!    on no parameter.
+//!    on no parameter;
+//! 8. no struct contains itself by value (only behind a pointer).
 //!
 //! It reports every violation, each naming the def as the text form does, with the def's
 //! statement for context, instead of stopping at the first.
@@ -20,7 +21,7 @@
 use crate::analysis::free::FreeParams;
 use crate::def::{Def, DefMap, Node};
 use crate::text::Layout;
-use crate::types::TypeKind;
+use crate::types::{Type, TypeKind};
 use crate::typing;
 use crate::world::World;
 use std::fmt;
@@ -139,9 +140,45 @@ pub fn verify(w: &World) -> Result<(), Vec<VerifyError>> {
             }
         }
     }
+    for s in w.types().structs() {
+        if contains_by_value(w, s, s) {
+            let name = w.types().display(s).to_string();
+            errors.push(VerifyError {
+                at: format!("struct {name}"),
+                message: "contains itself by value".into(),
+            });
+        }
+    }
     if errors.is_empty() {
         Ok(())
     } else {
         Err(errors)
     }
+}
+
+/// Whether a value of type `t` holds a `target` inside it (not behind a pointer).
+fn contains_by_value(w: &World, t: Type, target: Type) -> bool {
+    let mut seen = rustc_hash::FxHashSet::default();
+    let mut stack = vec![t];
+    let mut first = true;
+    while let Some(x) = stack.pop() {
+        if x == target && !first {
+            return true;
+        }
+        first = false;
+        if !seen.insert(x) {
+            continue;
+        }
+        match w.kind(x) {
+            TypeKind::Tuple(ts) => stack.extend(ts.iter().copied()),
+            TypeKind::Struct(_) => {
+                if let Some(d) = w.types().struct_decl(x) {
+                    stack.extend(d.fields.iter().map(|f| f.1));
+                }
+            }
+            TypeKind::Array { elem, .. } => stack.push(*elem),
+            _ => {}
+        }
+    }
+    false
 }
