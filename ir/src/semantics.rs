@@ -267,9 +267,9 @@ mod tests {
                 let (x, y) = (a as u8, b as u8);
                 let urun = |op| arith(op, U8, ua, ub).map(|r| r as u8);
                 assert_eq!(urun(ArithOp::Shr), Ok(x >> (y % 8)));
-                if y != 0 {
-                    assert_eq!(urun(ArithOp::Div), Ok(x / y));
-                    assert_eq!(urun(ArithOp::Rem), Ok(x % y));
+                if let (Some(q), Some(r)) = (x.checked_div(y), x.checked_rem(y)) {
+                    assert_eq!(urun(ArithOp::Div), Ok(q));
+                    assert_eq!(urun(ArithOp::Rem), Ok(r));
                 }
                 assert_eq!(cmp(CmpOp::Lt, I8, ua, ub), a < b);
                 assert_eq!(cmp(CmpOp::Lt, U8, ua, ub), x < y);
@@ -323,11 +323,10 @@ mod tests {
             (-7.0f32).to_bits()
         );
         assert_eq!(conv(I32, Prim::Bool, 4), 1);
-        let h = conv(
-            F32,
-            Prim::Float { bits: 16 },
-            1.0009765625f32.to_bits() as u64,
-        );
-        assert_eq!(h as u16, f16::from_f32(1.0009765625).to_bits());
+        // 1 + 2^-11 lies halfway between the f16 values 1.0 (0x3c00) and 1 + 2^-10
+        // (0x3c01): ties go to the even one. 1 + 3 * 2^-11 rounds up to 0x3c02.
+        let f16_of = |bits: u32| conv(F32, Prim::Float { bits: 16 }, bits as u64);
+        assert_eq!(f16_of(0x3f80_1000), 0x3c00);
+        assert_eq!(f16_of(0x3f80_3000), 0x3c02);
     }
 }

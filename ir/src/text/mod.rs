@@ -25,6 +25,7 @@ mod print;
 pub use names::Layout;
 pub(crate) use parse::literal_bits;
 pub use parse::{parse, parse_with, ParseError, ParseOptions};
+pub(crate) use print::statement_text;
 pub use print::{print, print_def};
 
 /// Whether `name` is a builtin type name or keyword of the type syntax.

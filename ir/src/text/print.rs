@@ -130,6 +130,13 @@ fn literal(w: &World, d: Def) -> String {
     }
 }
 
+/// The statement the text form writes for computed def `d` (without indentation).
+pub(crate) fn statement_text(w: &World, layout: &Layout, d: Def) -> String {
+    let mut out = String::new();
+    statement(w, layout, &mut out, d, "");
+    out.trim_end().to_string()
+}
+
 /// One def as the text form refers to it: its name, or its literal.
 pub fn print_def(w: &World, layout: &Layout, d: Def) -> String {
     operand(w, layout, d)
