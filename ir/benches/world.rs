@@ -200,6 +200,15 @@ fn main() {
         5,
     );
 
+    let t_verify = median(
+        || {
+            let t = Instant::now();
+            black_box(durin_ir::verify::verify(black_box(&prog)).expect("verifies"));
+            t.elapsed()
+        },
+        5,
+    );
+
     println!("| benchmark | measured | target |");
     println!("|---|---|---|");
     println!(
@@ -229,4 +238,5 @@ fn main() {
         "| print + parse | {} ms | <= 1000 ms |",
         ms(t_print + t_parse)
     );
+    println!("| verify {defs} defs | {} ms | |", ms(t_verify));
 }
