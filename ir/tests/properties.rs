@@ -156,3 +156,174 @@ fn expr_program_smoke() {
     assert_eq!(norm.world.lit_bits(d), Some(0));
     assert_eq!(raw.run(&[7; 18]), Ok(0));
 }
+
+/// An independent reference: evaluates a recipe directly on Rust values, mirroring what
+/// each statement means, without building or interpreting IR.
+mod reference {
+    use durin_ir::strategy::{Recipe, Stmt};
+    use durin_ir::{ArithOp, CmpOp};
+
+    #[derive(Clone)]
+    struct Pools {
+        ints: Vec<i32>,
+        floats: Vec<f64>,
+        bools: Vec<bool>,
+    }
+
+    fn pick<T: Copy>(v: &[T], i: u8) -> T {
+        v[i as usize % v.len()]
+    }
+
+    fn int(op: ArithOp, x: i32, y: i32) -> i32 {
+        match op {
+            ArithOp::Add => x.wrapping_add(y),
+            ArithOp::Sub => x.wrapping_sub(y),
+            ArithOp::Mul => x.wrapping_mul(y),
+            ArithOp::Div => x.wrapping_div(y | 1),
+            ArithOp::Rem => x.wrapping_rem(y | 1),
+            ArithOp::And => x & y,
+            ArithOp::Or => x | y,
+            ArithOp::Xor => x ^ y,
+            ArithOp::Shl => x.wrapping_shl(y as u32 & 31),
+            ArithOp::Shr => x.wrapping_shr(y as u32 & 31),
+        }
+    }
+
+    fn float(op: ArithOp, x: f64, y: f64) -> f64 {
+        match op {
+            ArithOp::Add => x + y,
+            ArithOp::Sub => x - y,
+            ArithOp::Mul => x * y,
+            _ => x / y,
+        }
+    }
+
+    fn cmp<T: PartialOrd>(op: CmpOp, x: T, y: T) -> bool {
+        match op {
+            CmpOp::Eq => x == y,
+            CmpOp::Ne => x != y,
+            CmpOp::Lt => x < y,
+            CmpOp::Le => x <= y,
+            CmpOp::Gt => x > y,
+            CmpOp::Ge => x >= y,
+        }
+    }
+
+    fn last(p: &Pools) -> (i32, f64) {
+        (
+            *p.ints.last().expect("ints"),
+            *p.floats.last().expect("floats"),
+        )
+    }
+
+    fn function(stmts: &[Stmt], x: i32) -> (i32, f64) {
+        let mut p = Pools {
+            ints: vec![x],
+            floats: vec![x as f64],
+            bools: vec![true],
+        };
+        block(&mut p, stmts);
+        last(&p)
+    }
+
+    fn block(p: &mut Pools, stmts: &[Stmt]) {
+        for s in stmts {
+            match s {
+                Stmt::Int(op, a, b) => p.ints.push(int(*op, pick(&p.ints, *a), pick(&p.ints, *b))),
+                Stmt::Float(op, a, b) => {
+                    p.floats
+                        .push(float(*op, pick(&p.floats, *a), pick(&p.floats, *b)))
+                }
+                Stmt::Cmp(op, a, b) => p.bools.push(cmp(*op, pick(&p.ints, *a), pick(&p.ints, *b))),
+                Stmt::FCmp(op, a, b) => {
+                    p.bools
+                        .push(cmp(*op, pick(&p.floats, *a), pick(&p.floats, *b)))
+                }
+                Stmt::Select(c, a, b) => {
+                    let v = if pick(&p.bools, *c) {
+                        pick(&p.ints, *a)
+                    } else {
+                        pick(&p.ints, *b)
+                    };
+                    p.ints.push(v);
+                }
+                Stmt::IntLit(v) => p.ints.push(*v),
+                Stmt::FloatLit(v) => p.floats.push(*v),
+                Stmt::Conv(a, b) => {
+                    let (f, i) = (pick(&p.ints, *a) as f64, pick(&p.floats, *b) as i32);
+                    p.floats.push(f);
+                    p.ints.push(i);
+                }
+                Stmt::Tuple(a, b, c) => {
+                    let (x, f, y) = (pick(&p.ints, *a), pick(&p.floats, *b), pick(&p.ints, *c));
+                    p.ints.extend([x, y]);
+                    p.floats.push(f);
+                }
+                Stmt::Slot(a) => p.ints.push(pick(&p.ints, *a)),
+                Stmt::Array(v, i, j) => {
+                    let mut arr: Vec<i32> = (0..8).map(|k| k * 3).collect();
+                    arr[(pick(&p.ints, *i) & 7) as usize] = pick(&p.ints, *v);
+                    p.ints.push(arr[(pick(&p.ints, *j) & 7) as usize]);
+                }
+                Stmt::If(c, then, els) => {
+                    let mut inner = p.clone();
+                    block(&mut inner, if pick(&p.bools, *c) { then } else { els });
+                    let (i, f) = last(&inner);
+                    p.ints.push(i);
+                    p.floats.push(f);
+                }
+                Stmt::Loop(trips, body) => {
+                    let (mut acc_i, mut acc_f) = last(p);
+                    for i in 0..*trips as i32 {
+                        let mut inner = p.clone();
+                        inner.ints.extend([i, acc_i]);
+                        inner.floats.push(acc_f);
+                        block(&mut inner, body);
+                        (acc_i, acc_f) = last(&inner);
+                    }
+                    p.ints.push(acc_i);
+                    p.floats.push(acc_f);
+                }
+                Stmt::Call(a, body) | Stmt::Apply(a, body) => {
+                    let (i, f) = function(body, pick(&p.ints, *a));
+                    p.ints.push(i);
+                    p.floats.push(f);
+                }
+                Stmt::Closure(a, captured) => {
+                    let sum = pick(&p.ints, *a).wrapping_add(pick(&p.ints, *captured));
+                    p.ints.push(sum);
+                    p.floats.push(sum as f64);
+                }
+            }
+        }
+    }
+
+    /// The results `@main` returns for `(a, b, x)`.
+    pub fn eval(r: &Recipe, a: i32, b: i32, x: f64) -> (i32, f64) {
+        let mut p = Pools {
+            ints: vec![a, b],
+            floats: vec![x],
+            bools: vec![true, a < b],
+        };
+        block(&mut p, &r.stmts);
+        let ri = p.ints.iter().skip(1).fold(p.ints[0], |acc, &i| acc ^ i);
+        let rf = p.floats.iter().skip(1).fold(p.floats[0], |acc, &f| acc + f);
+        (ri, rf)
+    }
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn interpreter_agrees_with_an_independent_reference(
+        r in recipe(), a in any::<i32>(), b in any::<i32>(), x in -1e4f64..1e4,
+    ) {
+        let (w, main) = r.build();
+        let (i, f) = Recipe::run(&w, main, a, b, x).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let (ri, rf) = reference::eval(&r, a, b, x);
+        prop_assert_eq!(i, ri);
+        let f = f64::from_bits(f);
+        prop_assert!(f.to_bits() == rf.to_bits() || (f.is_nan() && rf.is_nan()), "{} against {}", f, rf);
+    }
+}
