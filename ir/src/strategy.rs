@@ -128,6 +128,17 @@ struct Pools {
     bools: Vec<Def>,
 }
 
+impl Pools {
+    /// The newest int and float: what a region passes on.
+    fn last(&self) -> (Def, Def) {
+        // Never empty: every region starts with at least one of each.
+        (
+            self.ints[self.ints.len() - 1],
+            self.floats[self.floats.len() - 1],
+        )
+    }
+}
+
 fn pick(v: &[Def], i: u8) -> Def {
     v[i as usize % v.len()]
 }
@@ -250,16 +261,10 @@ impl Builder {
                     let m = self.w.param(k, 0);
                     let mut c = Cursor { cont: k, mem: m };
                     self.block(&mut c, &mut inner, stmts);
-                    let (ri, rf) = (*inner.ints.last().unwrap(), *inner.floats.last().unwrap());
+                    let (ri, rf) = inner.last();
                     self.w.set_body(c.cont, j, &[c.mem, ri, rf]);
                 }
-                let ps = self.w.params(j);
-                *cur = Cursor {
-                    cont: j,
-                    mem: ps[0],
-                };
-                p.ints.push(ps[1]);
-                p.floats.push(ps[2]);
+                self.continue_at(cur, p, j);
             }
             Stmt::Loop(trips, body) => {
                 let (mem, i32, f64) = (self.mem, self.i32, self.f64);
@@ -267,7 +272,7 @@ impl Builder {
                 let b = self.w.cont(&[mem], "body");
                 let x = self.w.cont(&[mem], "exit");
                 let zero = self.w.lit_i32(0);
-                let (ai, af) = (*p.ints.last().unwrap(), *p.floats.last().unwrap());
+                let (ai, af) = p.last();
                 self.w.set_body(cur.cont, h, &[cur.mem, zero, ai, af]);
                 let hp = self.w.params(h);
                 let n = self.w.lit_i32(*trips as i32);
@@ -282,7 +287,7 @@ impl Builder {
                 self.block(&mut c, &mut inner, body);
                 let one = self.w.lit_i32(1);
                 let next = self.w.arith(ArithOp::Add, hp[1], one);
-                let (ri, rf) = (*inner.ints.last().unwrap(), *inner.floats.last().unwrap());
+                let (ri, rf) = inner.last();
                 self.w.set_body(c.cont, h, &[c.mem, next, ri, rf]);
                 let xm = self.w.param(x, 0);
                 *cur = Cursor { cont: x, mem: xm };
@@ -299,13 +304,7 @@ impl Builder {
                     let apply = self.apply();
                     self.w.set_body(cur.cont, apply, &[cur.mem, f, arg, r]);
                 }
-                let ps = self.w.params(r);
-                *cur = Cursor {
-                    cont: r,
-                    mem: ps[0],
-                };
-                p.ints.push(ps[1]);
-                p.floats.push(ps[2]);
+                self.continue_at(cur, p, r);
             }
             Stmt::Closure(a, captured) => {
                 // A continuation that uses a value of the enclosing code: a closure.
@@ -319,15 +318,20 @@ impl Builder {
                 let apply = self.apply();
                 self.w
                     .set_body(cur.cont, apply, &[cur.mem, lam, pick(&p.ints, *a), r]);
-                let ps = self.w.params(r);
-                *cur = Cursor {
-                    cont: r,
-                    mem: ps[0],
-                };
-                p.ints.push(ps[1]);
-                p.floats.push(ps[2]);
+                self.continue_at(cur, p, r);
             }
         }
+    }
+
+    /// Goes on in `k(mem, i32, f64)`, whose int and float become available.
+    fn continue_at(&mut self, cur: &mut Cursor, p: &mut Pools, k: Def) {
+        let ps = self.w.params(k);
+        *cur = Cursor {
+            cont: k,
+            mem: ps[0],
+        };
+        p.ints.push(ps[1]);
+        p.floats.push(ps[2]);
     }
 
     /// A closed function `fn(mem, i32, ret)` whose body runs `stmts`.
@@ -346,7 +350,7 @@ impl Builder {
             mem: ps[0],
         };
         self.block(&mut cur, &mut pools, stmts);
-        let (ri, rf) = (*pools.ints.last().unwrap(), *pools.floats.last().unwrap());
+        let (ri, rf) = pools.last();
         self.w.set_body(cur.cont, ps[2], &[cur.mem, ri, rf]);
         f
     }

@@ -63,6 +63,20 @@ fn pointee(w: &World, d: Def) -> Result<Type, String> {
     }
 }
 
+/// The common type of the two operands of a binary node.
+fn same_operands(w: &World, node: Node, ops: &[Def]) -> Result<Type, String> {
+    arity(node, ops, 2)?;
+    let (a, b) = (w.type_of(ops[0]), w.type_of(ops[1]));
+    if a != b {
+        return Err(format!(
+            "operands differ: {} and {}",
+            show(w, a),
+            show(w, b)
+        ));
+    }
+    Ok(a)
+}
+
 fn arity(node: Node, ops: &[Def], n: usize) -> Result<(), String> {
     if ops.len() == n {
         Ok(())
@@ -104,15 +118,7 @@ pub fn infer(w: &World, node: Node, ops: &[Def], hint: Option<Type>) -> Result<T
         }
         Node::Cont | Node::Global { .. } => return Err("nominal defs are not built".into()),
         Node::Arith(op) => {
-            arity(node, ops, 2)?;
-            let (a, b) = (t(ops[0]), t(ops[1]));
-            if a != b {
-                return Err(format!(
-                    "operands differ: {} and {}",
-                    show(w, a),
-                    show(w, b)
-                ));
-            }
+            let a = same_operands(w, node, ops)?;
             let ok = match tys.kind(a) {
                 TypeKind::Int { .. } => true,
                 TypeKind::Float { .. } => op.is_float_op(),
@@ -125,15 +131,7 @@ pub fn infer(w: &World, node: Node, ops: &[Def], hint: Option<Type>) -> Result<T
             a
         }
         Node::Cmp(_) => {
-            arity(node, ops, 2)?;
-            let (a, b) = (t(ops[0]), t(ops[1]));
-            if a != b {
-                return Err(format!(
-                    "operands differ: {} and {}",
-                    show(w, a),
-                    show(w, b)
-                ));
-            }
+            let a = same_operands(w, node, ops)?;
             if tys.prim_bits(a).is_none() {
                 return Err(format!("cannot compare values of type {}", show(w, a)));
             }
