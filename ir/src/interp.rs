@@ -344,7 +344,7 @@ impl Interp<'_> {
                 Node::Param(_) => env.iter().rposition(|f| f.cont == w.ops(d)[0]),
                 // A closure belongs with the newest frame it captures.
                 Node::Cont => {
-                    let owners = self.free.owners(w, d);
+                    let owners = self.free.owners(d);
                     env.iter().rposition(|f| owners.contains(&f.cont))
                 }
                 _ if leaf => None,
@@ -352,6 +352,9 @@ impl Interp<'_> {
             };
             let v = self.compute(d, env, &local).map_err(|m| (d, m))?;
             match level {
+                // A closure captures frames; keeping it in a frame's memo would make a
+                // reference cycle that is never freed, so closures are rebuilt instead.
+                Some(_) if holds_closure(&v) => {}
                 Some(i) => {
                     env[i].memo.borrow_mut().insert(d, v.clone());
                 }
@@ -426,7 +429,7 @@ impl Interp<'_> {
                 frame.args[i as usize].clone()
             }
             Node::Cont => {
-                let owners = self.free.owners(w, d);
+                let owners = self.free.owners(d);
                 let captured = env
                     .iter()
                     .filter(|f| owners.contains(&f.cont))
@@ -610,6 +613,14 @@ impl Interp<'_> {
         }
         *v = new;
         Ok(())
+    }
+}
+
+fn holds_closure(v: &Value) -> bool {
+    match v {
+        Value::Closure(_) => true,
+        Value::Agg(elems) => elems.iter().any(holds_closure),
+        _ => false,
     }
 }
 

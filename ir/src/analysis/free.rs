@@ -15,6 +15,7 @@ type Set = IndexSet<Def, FxBuildHasher>;
 /// The free parameters of every continuation of a world.
 pub struct FreeParams {
     free: DefMap<Vec<Def>>,
+    owners: DefMap<Vec<Def>>,
 }
 
 /// Params and nominals reached from `roots` without entering nominals.
@@ -75,11 +76,18 @@ impl FreeParams {
                 }
             }
         }
-        let mut out = DefMap::new();
+        let (mut out, mut owners) = (DefMap::new(), DefMap::new());
         for (k, s) in free.iter() {
+            let mut os: Vec<Def> = Vec::new();
+            for &p in s {
+                if !os.contains(&w.ops(p)[0]) {
+                    os.push(w.ops(p)[0]);
+                }
+            }
             out.insert(k, s.iter().copied().collect());
+            owners.insert(k, os);
         }
-        FreeParams { free: out }
+        FreeParams { free: out, owners }
     }
 
     /// The parameters of other continuations that `cont` uses, in discovery order.
@@ -87,16 +95,9 @@ impl FreeParams {
         self.free.get(cont).map_or(&[], |s| s.as_slice())
     }
 
-    /// The continuations whose parameters `cont` uses.
-    pub fn owners(&self, w: &World, cont: Def) -> Vec<Def> {
-        let mut v: Vec<Def> = Vec::new();
-        for &p in self.of(cont) {
-            let o = w.ops(p)[0];
-            if !v.contains(&o) {
-                v.push(o);
-            }
-        }
-        v
+    /// The continuations whose parameters `cont` uses, in discovery order.
+    pub fn owners(&self, cont: Def) -> &[Def] {
+        self.owners.get(cont).map_or(&[], |s| s.as_slice())
     }
 
     /// Whether `cont` uses no parameter but its own.
