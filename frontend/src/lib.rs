@@ -1,5 +1,14 @@
-//! durin's frontend (not implemented yet).
+//! durin's frontend: the Artic-compatible language.
 //!
-//! It will own the Artic-compatible language: lexer, parser and AST with spans, name
-//! resolution, the bidirectional polymorphic type checker, diagnostics, and lowering to the
-//! continuation-passing IR of `durin-ir`. It will run no passes and generate no code.
+//! Implemented so far: source files and spans ([`source`]), diagnostics rendered like
+//! rustc's ([`diag`]), and the lexer ([`lexer`], [`token`]). To come (see the project's
+//! issues): the parser and AST, name resolution, the bidirectional type checker, and
+//! lowering to the continuation-passing IR of `durin-ir`.
+//!
+//! The crate does no IO and does not fail: each stage returns its result together with the
+//! diagnostics it found, and never panics on any input.
+
+pub mod diag;
+pub mod lexer;
+pub mod source;
+pub mod token;
