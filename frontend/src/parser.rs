@@ -1,0 +1,1518 @@
+//! The parser: tokens to an [`ast::Module`](crate::ast::Module), reporting every syntax
+//! error as a diagnostic and recovering at the next statement or item.
+//!
+//! Grammar and operator precedence follow Artic. Nesting deeper than [`MAX_DEPTH`] levels
+//! is reported once and ends parsing of the file, so that no input overflows the stack.
+
+use crate::ast::*;
+use crate::diag::Diagnostic;
+use crate::source::Span;
+use crate::token::{Literal, Token, TokenKind as T};
+
+/// The deepest nesting of expressions, types, patterns and blocks the parser accepts.
+pub const MAX_DEPTH: u32 = 128;
+
+/// Parses the tokens of one file (as made by [`crate::lexer::lex`], ending with `Eof`).
+pub fn parse(tokens: &[Token], diags: &mut Vec<Diagnostic>) -> Module {
+    let mut p = Parser {
+        toks: tokens,
+        pos: 0,
+        diags,
+        depth: 0,
+        too_deep: false,
+    };
+    let mut items = Vec::new();
+    while !p.at_end() {
+        let before = p.pos;
+        items.push(p.item());
+        if p.pos == before {
+            p.bump();
+        }
+    }
+    Module { items }
+}
+
+struct Parser<'t, 'd> {
+    toks: &'t [Token],
+    pos: usize,
+    diags: &'d mut Vec<Diagnostic>,
+    depth: u32,
+    /// Set once nesting went too deep: everything after is skipped.
+    too_deep: bool,
+}
+
+/// Names of primitive types: in function parameters they are types, not bindings.
+fn is_prim_type_name(s: &str) -> bool {
+    matches!(
+        s,
+        "bool"
+            | "i8"
+            | "i16"
+            | "i32"
+            | "i64"
+            | "u8"
+            | "u16"
+            | "u32"
+            | "u64"
+            | "f16"
+            | "f32"
+            | "f64"
+    )
+}
+
+impl Parser<'_, '_> {
+    // ----- tokens ----------------------------------------------------------------------------
+
+    fn peek(&self) -> &T {
+        self.peek_at(0)
+    }
+
+    fn peek_at(&self, k: usize) -> &T {
+        let i = (self.pos + k).min(self.toks.len().saturating_sub(1));
+        self.toks.get(i).map_or(&T::Eof, |t| &t.kind)
+    }
+
+    fn span(&self) -> Span {
+        let i = self.pos.min(self.toks.len().saturating_sub(1));
+        self.toks[i].span
+    }
+
+    fn prev_span(&self) -> Span {
+        if self.pos == 0 {
+            self.span()
+        } else {
+            self.toks[(self.pos - 1).min(self.toks.len() - 1)].span
+        }
+    }
+
+    fn since(&self, start: Span) -> Span {
+        let end = self.prev_span();
+        if end.end < start.start {
+            start
+        } else {
+            start.to(end)
+        }
+    }
+
+    fn at_end(&self) -> bool {
+        self.too_deep || matches!(self.peek(), T::Eof)
+    }
+
+    fn bump(&mut self) -> Token {
+        let t = self.toks[self.pos.min(self.toks.len() - 1)].clone();
+        if self.pos < self.toks.len() - 1 {
+            self.pos += 1;
+        }
+        t
+    }
+
+    fn is(&self, k: &T) -> bool {
+        self.peek() == k
+    }
+
+    fn eat(&mut self, k: &T) -> bool {
+        if self.is(k) {
+            self.bump();
+            true
+        } else {
+            false
+        }
+    }
+
+    fn error_here(&mut self, expected: &str) {
+        if self.too_deep {
+            return;
+        }
+        let found = self.peek().describe();
+        let d = Diagnostic::error(self.span(), format!("expected {expected}, found {found}"))
+            .with_label_message(format!("expected {expected}"));
+        self.diags.push(d);
+    }
+
+    fn expect(&mut self, k: &T) -> bool {
+        if self.eat(k) {
+            true
+        } else {
+            self.error_here(&k.describe());
+            false
+        }
+    }
+
+    /// Enters one level of nesting; false (after one diagnostic) when too deep.
+    fn enter(&mut self) -> bool {
+        if self.too_deep {
+            return false;
+        }
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            self.diags.push(
+                Diagnostic::error(
+                    self.span(),
+                    format!("nesting deeper than {MAX_DEPTH} levels"),
+                )
+                .with_note("the rest of the file is not parsed"),
+            );
+            self.too_deep = true;
+            self.pos = self.toks.len() - 1;
+            return false;
+        }
+        true
+    }
+
+    fn leave(&mut self) {
+        self.depth -= 1;
+    }
+
+    fn ident(&mut self) -> Option<Ident> {
+        match self.peek().clone() {
+            T::Ident(name) => {
+                let span = self.bump().span;
+                Some(Ident { name, span })
+            }
+            _ => {
+                self.error_here("an identifier");
+                None
+            }
+        }
+    }
+
+    fn error_ident(&self) -> Ident {
+        Ident {
+            name: "<error>".into(),
+            span: self.span(),
+        }
+    }
+
+    /// `item (sep item)* [sep] close`, the opening token already eaten.
+    fn list<X>(&mut self, close: &T, mut item: impl FnMut(&mut Self) -> X) -> Vec<X> {
+        let mut out = Vec::new();
+        while !self.is(close) && !self.at_end() {
+            let before = self.pos;
+            out.push(item(self));
+            if !self.eat(&T::Comma) {
+                break;
+            }
+            if self.pos == before {
+                break;
+            }
+        }
+        self.expect(close);
+        out
+    }
+
+    // ----- items -------------------------------------------------------------------------------
+
+    fn starts_item(&self) -> bool {
+        match self.peek() {
+            T::Fn => matches!(self.peek_at(1), T::Ident(_) | T::At),
+            T::Struct | T::Enum | T::Type | T::Static | T::Mod | T::Use | T::Hash => true,
+            _ => false,
+        }
+    }
+
+    fn item(&mut self) -> Item {
+        let start = self.span();
+        let mut attrs = Vec::new();
+        while self.is(&T::Hash) {
+            self.bump();
+            if self.expect(&T::LBracket) {
+                if let Some(a) = self.attr() {
+                    attrs.push(a);
+                }
+                self.expect(&T::RBracket);
+            }
+        }
+        let kind = match self.peek() {
+            T::Fn => self.fn_decl(),
+            T::Struct => self.struct_decl(),
+            T::Enum => self.enum_decl(),
+            T::Type => self.type_alias(),
+            T::Static => self.static_decl(),
+            T::Mod => self.mod_decl(),
+            T::Use => self.use_decl(),
+            _ => {
+                self.error_here(
+                    "an item (`fn`, `struct`, `enum`, `type`, `static`, `mod` or `use`)",
+                );
+                self.bump();
+                while !self.at_end() && !self.starts_item() {
+                    self.bump();
+                }
+                ItemKind::Error
+            }
+        };
+        Item {
+            attrs,
+            kind,
+            span: self.since(start),
+        }
+    }
+
+    fn attr(&mut self) -> Option<Attr> {
+        let start = self.span();
+        let name = self.ident()?;
+        let mut args = Vec::new();
+        if self.eat(&T::LParen) {
+            args = self.list(&T::RParen, |p| {
+                let arg_start = p.span();
+                let n = p.ident().unwrap_or_else(|| p.error_ident());
+                if p.eat(&T::Eq) {
+                    match p.peek().clone() {
+                        T::Lit(l) => {
+                            p.bump();
+                            AttrArg::Value(n, l)
+                        }
+                        _ => {
+                            p.error_here("a literal");
+                            AttrArg::Flag(n)
+                        }
+                    }
+                } else if p.eat(&T::LParen) {
+                    let inner = p.list(&T::RParen, |q| {
+                        let n = q.ident().unwrap_or_else(|| q.error_ident());
+                        AttrArg::Flag(n)
+                    });
+                    AttrArg::List(Attr {
+                        name: n,
+                        args: inner,
+                        span: p.since(arg_start),
+                    })
+                } else {
+                    AttrArg::Flag(n)
+                }
+            });
+        }
+        Some(Attr {
+            name,
+            args,
+            span: self.since(start),
+        })
+    }
+
+    fn type_params(&mut self) -> Vec<Ident> {
+        if !self.eat(&T::LBracket) {
+            return Vec::new();
+        }
+        self.list(&T::RBracket, |p| {
+            p.ident().unwrap_or_else(|| p.error_ident())
+        })
+        .into_iter()
+        .collect()
+    }
+
+    fn filter(&mut self) -> Option<Filter> {
+        let start = self.span();
+        if !self.eat(&T::At) {
+            return None;
+        }
+        let expr = if self.is(&T::LParen) {
+            self.bump();
+            let e = self.expr();
+            self.expect(&T::RParen);
+            Some(Box::new(e))
+        } else {
+            None
+        };
+        Some(Filter {
+            expr,
+            span: self.since(start),
+        })
+    }
+
+    fn fn_decl(&mut self) -> ItemKind {
+        self.bump();
+        let filter = self.filter();
+        let name = self.ident().unwrap_or_else(|| self.error_ident());
+        let type_params = self.type_params();
+        let param = if self.is(&T::LParen) {
+            self.tuple_pattern(true)
+        } else {
+            self.error_here("a parameter list `(...)`");
+            Pattern {
+                kind: PatternKind::Error,
+                span: self.span(),
+            }
+        };
+        let ret = if self.eat(&T::Arrow) {
+            Some(self.ty())
+        } else {
+            None
+        };
+        let body = if self.is(&T::LBrace) {
+            Some(self.block())
+        } else if self.eat(&T::Eq) {
+            let e = self.expr();
+            self.expect(&T::Semi);
+            Some(e)
+        } else {
+            if ret.is_none() {
+                self.diags.push(Diagnostic::error(
+                    self.span(),
+                    "a function prototype needs a return type",
+                ));
+            }
+            self.expect(&T::Semi);
+            None
+        };
+        ItemKind::Fn(FnDecl {
+            name,
+            filter,
+            type_params,
+            param,
+            ret,
+            body,
+        })
+    }
+
+    fn field(&mut self, named: bool) -> Field {
+        let start = self.span();
+        let name = if named {
+            let n = self.ident();
+            self.expect(&T::Colon);
+            n
+        } else {
+            None
+        };
+        let ty = self.ty();
+        let init = if self.eat(&T::Eq) {
+            Some(self.expr())
+        } else {
+            None
+        };
+        Field {
+            name,
+            ty,
+            init,
+            span: self.since(start),
+        }
+    }
+
+    fn struct_decl(&mut self) -> ItemKind {
+        self.bump();
+        let name = self.ident().unwrap_or_else(|| self.error_ident());
+        let type_params = self.type_params();
+        let (fields, tuple_like) = if self.eat(&T::LBrace) {
+            (self.list(&T::RBrace, |p| p.field(true)), false)
+        } else if self.eat(&T::LParen) {
+            let fs = self.list(&T::RParen, |p| p.field(false));
+            self.expect(&T::Semi);
+            (fs, true)
+        } else {
+            self.expect(&T::Semi);
+            (Vec::new(), true)
+        };
+        ItemKind::Struct {
+            name,
+            type_params,
+            fields,
+            tuple_like,
+        }
+    }
+
+    fn enum_decl(&mut self) -> ItemKind {
+        self.bump();
+        let name = self.ident().unwrap_or_else(|| self.error_ident());
+        let type_params = self.type_params();
+        let variants = if self.expect(&T::LBrace) {
+            self.list(&T::RBrace, |p| {
+                let start = p.span();
+                let name = p.ident().unwrap_or_else(|| p.error_ident());
+                let payload = if p.is(&T::LParen) {
+                    VariantPayload::Tuple(p.ty())
+                } else if p.eat(&T::LBrace) {
+                    VariantPayload::Record(p.list(&T::RBrace, |q| q.field(true)))
+                } else {
+                    VariantPayload::None
+                };
+                Variant {
+                    name,
+                    payload,
+                    span: p.since(start),
+                }
+            })
+        } else {
+            Vec::new()
+        };
+        ItemKind::Enum {
+            name,
+            type_params,
+            variants,
+        }
+    }
+
+    fn type_alias(&mut self) -> ItemKind {
+        self.bump();
+        let name = self.ident().unwrap_or_else(|| self.error_ident());
+        let type_params = self.type_params();
+        self.expect(&T::Eq);
+        let ty = self.ty();
+        self.expect(&T::Semi);
+        ItemKind::TypeAlias {
+            name,
+            type_params,
+            ty,
+        }
+    }
+
+    fn static_decl(&mut self) -> ItemKind {
+        self.bump();
+        let mutable = self.eat(&T::Mut);
+        let name = self.ident().unwrap_or_else(|| self.error_ident());
+        let ty = if self.eat(&T::Colon) {
+            Some(self.ty())
+        } else {
+            None
+        };
+        let init = if self.eat(&T::Eq) {
+            Some(self.expr())
+        } else {
+            None
+        };
+        self.expect(&T::Semi);
+        ItemKind::Static {
+            mutable,
+            name,
+            ty,
+            init,
+        }
+    }
+
+    fn mod_decl(&mut self) -> ItemKind {
+        self.bump();
+        let name = self.ident().unwrap_or_else(|| self.error_ident());
+        let mut items = Vec::new();
+        if self.expect(&T::LBrace) && self.enter() {
+            while !self.is(&T::RBrace) && !self.at_end() {
+                let before = self.pos;
+                items.push(self.item());
+                if self.pos == before {
+                    self.bump();
+                }
+            }
+            self.expect(&T::RBrace);
+            self.leave();
+        }
+        ItemKind::Mod { name, items }
+    }
+
+    fn use_decl(&mut self) -> ItemKind {
+        self.bump();
+        let path = self.path(false);
+        let alias = if self.eat(&T::As) { self.ident() } else { None };
+        self.expect(&T::Semi);
+        ItemKind::Use { path, alias }
+    }
+
+    // ----- paths and types ---------------------------------------------------------------------
+
+    /// `a::b[T]::c`; type arguments only where `type_args` allows them.
+    fn path(&mut self, type_args: bool) -> Path {
+        let start = self.span();
+        let mut segments = Vec::new();
+        loop {
+            let ident = match self.peek().clone() {
+                T::Super => {
+                    let span = self.bump().span;
+                    Ident {
+                        name: "super".into(),
+                        span,
+                    }
+                }
+                _ => self.ident().unwrap_or_else(|| self.error_ident()),
+            };
+            let args = if type_args && self.is(&T::LBracket) {
+                self.bump();
+                self.list(&T::RBracket, Self::ty)
+            } else {
+                Vec::new()
+            };
+            segments.push(PathSegment {
+                ident,
+                type_args: args,
+            });
+            if !self.eat(&T::DblColon) {
+                break;
+            }
+        }
+        Path {
+            segments,
+            span: self.since(start),
+        }
+    }
+
+    fn ty(&mut self) -> Type {
+        let start = self.span();
+        if !self.enter() {
+            return Type {
+                kind: TypeKind::Error,
+                span: start,
+            };
+        }
+        let kind = self.ty_kind();
+        self.leave();
+        Type {
+            kind,
+            span: self.since(start),
+        }
+    }
+
+    fn ty_kind(&mut self) -> TypeKind {
+        match self.peek().clone() {
+            T::LParen => {
+                self.bump();
+                let mut ts = self.list(&T::RParen, Self::ty);
+                if ts.len() == 1
+                    && !matches!(
+                        self.toks.get(self.pos.saturating_sub(2)).map(|t| &t.kind),
+                        Some(T::Comma)
+                    )
+                {
+                    return ts.remove(0).kind;
+                }
+                TypeKind::Tuple(ts)
+            }
+            T::Simd | T::LBracket => {
+                let simd = self.eat(&T::Simd);
+                self.expect(&T::LBracket);
+                let elem = Box::new(self.ty());
+                let len = if self.eat(&T::Mul) {
+                    self.int_literal()
+                } else {
+                    None
+                };
+                self.expect(&T::RBracket);
+                TypeKind::Array { elem, len, simd }
+            }
+            T::And | T::AndAnd => {
+                let double = self.bump().kind == T::AndAnd;
+                let mutable = self.eat(&T::Mut);
+                let addr_space = if self.eat(&T::AddrSpace) {
+                    self.expect(&T::LParen);
+                    let n = self.int_literal();
+                    self.expect(&T::RParen);
+                    n
+                } else {
+                    None
+                };
+                let pointee = Box::new(self.ty());
+                let inner = TypeKind::Ptr {
+                    mutable,
+                    addr_space,
+                    pointee,
+                };
+                if double {
+                    let span = self.prev_span();
+                    TypeKind::Ptr {
+                        mutable: false,
+                        addr_space: None,
+                        pointee: Box::new(Type { kind: inner, span }),
+                    }
+                } else {
+                    inner
+                }
+            }
+            T::Fn => {
+                self.bump();
+                let start = self.span();
+                self.expect(&T::LParen);
+                let ts = self.list(&T::RParen, Self::ty);
+                let param = if ts.len() == 1 {
+                    ts.into_iter().next().map(Box::new).unwrap_or_else(|| {
+                        Box::new(Type {
+                            kind: TypeKind::Error,
+                            span: start,
+                        })
+                    })
+                } else {
+                    Box::new(Type {
+                        kind: TypeKind::Tuple(ts),
+                        span: self.since(start),
+                    })
+                };
+                let ret = if self.eat(&T::Arrow) {
+                    Some(Box::new(self.ty()))
+                } else {
+                    None
+                };
+                TypeKind::Fn { param, ret }
+            }
+            T::Not => {
+                self.bump();
+                TypeKind::NoRet
+            }
+            T::Ident(_) | T::Super => TypeKind::Path(self.path(true)),
+            _ => {
+                self.error_here("a type");
+                TypeKind::Error
+            }
+        }
+    }
+
+    fn int_literal(&mut self) -> Option<u64> {
+        match self.peek().clone() {
+            T::Lit(Literal::Int(n)) => {
+                self.bump();
+                Some(n)
+            }
+            _ => {
+                self.error_here("an integer");
+                None
+            }
+        }
+    }
+
+    // ----- patterns ----------------------------------------------------------------------------
+
+    /// `(p, q)`; in function parameters bare types are allowed.
+    fn tuple_pattern(&mut self, fn_param: bool) -> Pattern {
+        let start = self.span();
+        self.bump();
+        let mut ps = self.list(&T::RParen, |p| p.pattern(fn_param));
+        let span = self.since(start);
+        if ps.len() == 1 && !fn_param {
+            let mut only = ps.remove(0);
+            only.span = span;
+            return only;
+        }
+        Pattern {
+            kind: PatternKind::Tuple(ps),
+            span,
+        }
+    }
+
+    fn pattern(&mut self, fn_param: bool) -> Pattern {
+        let start = self.span();
+        if !self.enter() {
+            return Pattern {
+                kind: PatternKind::Error,
+                span: start,
+            };
+        }
+        let p = self.pattern_inner(fn_param, start);
+        self.leave();
+        if self.eat(&T::Colon) {
+            let ty = self.ty();
+            return Pattern {
+                kind: PatternKind::Typed {
+                    pat: Some(Box::new(p)),
+                    ty,
+                },
+                span: self.since(start),
+            };
+        }
+        p
+    }
+
+    fn type_pattern(&mut self, start: Span) -> Pattern {
+        let ty = self.ty();
+        Pattern {
+            kind: PatternKind::Typed { pat: None, ty },
+            span: self.since(start),
+        }
+    }
+
+    fn pattern_inner(&mut self, fn_param: bool, start: Span) -> Pattern {
+        let kind = match self.peek().clone() {
+            T::Ident(name)
+                if fn_param && is_prim_type_name(&name) && !matches!(self.peek_at(1), T::Colon) =>
+            {
+                return self.type_pattern(start);
+            }
+            T::Ident(_) | T::Super => {
+                let path_like = matches!(self.peek_at(1), T::DblColon | T::LBracket | T::LBrace);
+                let type_like = fn_param && !matches!(self.peek_at(1), T::Colon | T::As);
+                if type_like {
+                    return self.type_pattern(start);
+                }
+                if path_like || matches!(self.peek(), T::Super) {
+                    let path = self.path(true);
+                    if self.eat(&T::LBrace) {
+                        self.struct_pattern(path)
+                    } else {
+                        let arg = if self.is(&T::LParen) {
+                            Some(Box::new(self.tuple_pattern(false)))
+                        } else {
+                            None
+                        };
+                        PatternKind::Enum { path, arg }
+                    }
+                } else {
+                    let name = self.ident().unwrap_or_else(|| self.error_ident());
+                    if self.is(&T::LParen) {
+                        // `Some(x)`: a variant with a payload.
+                        let path = Path {
+                            segments: vec![PathSegment {
+                                ident: name,
+                                type_args: Vec::new(),
+                            }],
+                            span: start,
+                        };
+                        let arg = Some(Box::new(self.tuple_pattern(false)));
+                        PatternKind::Enum { path, arg }
+                    } else {
+                        let sub = if self.eat(&T::As) {
+                            Some(Box::new(self.pattern(false)))
+                        } else {
+                            None
+                        };
+                        PatternKind::Ident {
+                            name,
+                            mutable: false,
+                            sub,
+                        }
+                    }
+                }
+            }
+            T::Mut => {
+                self.bump();
+                let name = self.ident().unwrap_or_else(|| self.error_ident());
+                let sub = if self.eat(&T::As) {
+                    Some(Box::new(self.pattern(false)))
+                } else {
+                    None
+                };
+                PatternKind::Ident {
+                    name,
+                    mutable: true,
+                    sub,
+                }
+            }
+            T::Lit(l) => {
+                self.bump();
+                PatternKind::Lit(l)
+            }
+            T::Sub if matches!(self.peek_at(1), T::Lit(Literal::Int(_) | Literal::Float(_))) => {
+                self.bump();
+                match self.bump().kind {
+                    T::Lit(Literal::Int(n)) => PatternKind::Lit(Literal::Int(n.wrapping_neg())),
+                    T::Lit(Literal::Float(x)) => PatternKind::Lit(Literal::Float(-x)),
+                    _ => PatternKind::Error,
+                }
+            }
+            T::LParen => return self.tuple_pattern(fn_param),
+            T::Simd | T::LBracket if !fn_param || matches!(self.peek_at(2), T::Colon) => {
+                let simd = self.eat(&T::Simd);
+                self.expect(&T::LBracket);
+                let elems = self.list(&T::RBracket, |p| p.pattern(false));
+                PatternKind::Array { elems, simd }
+            }
+            T::And | T::AndAnd | T::Fn | T::Not | T::LBracket | T::Simd if fn_param => {
+                return self.type_pattern(start);
+            }
+            _ => {
+                self.error_here("a pattern");
+                self.bump();
+                PatternKind::Error
+            }
+        };
+        Pattern {
+            kind,
+            span: self.since(start),
+        }
+    }
+
+    fn struct_pattern(&mut self, path: Path) -> PatternKind {
+        let mut fields = Vec::new();
+        let mut etc = false;
+        while !self.is(&T::RBrace) && !self.at_end() {
+            if self.eat(&T::Dots) {
+                etc = true;
+                if !self.is(&T::RBrace) {
+                    self.diags.push(Diagnostic::error(
+                        self.prev_span(),
+                        "`...` can only come last in a struct pattern",
+                    ));
+                }
+            } else {
+                let n = self.ident().unwrap_or_else(|| self.error_ident());
+                self.expect(&T::Eq);
+                let p = self.pattern(false);
+                fields.push((n, p));
+            }
+            if !self.eat(&T::Comma) {
+                break;
+            }
+        }
+        self.expect(&T::RBrace);
+        PatternKind::Struct { path, fields, etc }
+    }
+
+    // ----- statements and blocks ---------------------------------------------------------------
+
+    fn block(&mut self) -> Expr {
+        let start = self.span();
+        if !self.expect(&T::LBrace) || !self.enter() {
+            return Expr {
+                kind: ExprKind::Error,
+                span: start,
+            };
+        }
+        let mut stmts = Vec::new();
+        while !self.is(&T::RBrace) && !self.at_end() {
+            let before = self.pos;
+            if self.eat(&T::Semi) {
+                continue;
+            }
+            if self.is(&T::Let) {
+                let s = self.span();
+                self.bump();
+                let pat = self.pattern(false);
+                let init = if self.eat(&T::Eq) {
+                    Some(self.expr())
+                } else {
+                    None
+                };
+                self.expect(&T::Semi);
+                stmts.push(Stmt::Let {
+                    pat,
+                    init,
+                    span: self.since(s),
+                });
+            } else if self.starts_item() {
+                stmts.push(Stmt::Item(self.item()));
+            } else {
+                let expr = self.expr();
+                let block_like = matches!(
+                    expr.kind,
+                    ExprKind::If { .. }
+                        | ExprKind::IfLet { .. }
+                        | ExprKind::While { .. }
+                        | ExprKind::WhileLet { .. }
+                        | ExprKind::For { .. }
+                        | ExprKind::Match { .. }
+                        | ExprKind::Block(_)
+                );
+                if self.eat(&T::Semi) {
+                    stmts.push(Stmt::Expr { expr, semi: true });
+                } else if block_like || self.is(&T::RBrace) {
+                    stmts.push(Stmt::Expr { expr, semi: false });
+                } else {
+                    self.error_here("`;` or `}`");
+                    stmts.push(Stmt::Expr { expr, semi: true });
+                    while !self.at_end() && !self.is(&T::Semi) && !self.is(&T::RBrace) {
+                        self.bump();
+                    }
+                    self.eat(&T::Semi);
+                }
+            }
+            if self.pos == before {
+                self.bump();
+            }
+        }
+        self.expect(&T::RBrace);
+        self.leave();
+        Expr {
+            kind: ExprKind::Block(stmts),
+            span: self.since(start),
+        }
+    }
+
+    // ----- expressions -------------------------------------------------------------------------
+
+    fn expr(&mut self) -> Expr {
+        self.binary(10, false)
+    }
+
+    /// An expression where `S { .. }` is not a struct literal (conditions, scrutinees).
+    fn expr_no_struct(&mut self) -> Expr {
+        self.binary(10, true)
+    }
+
+    fn binop(&self) -> Option<BinOp> {
+        Some(match self.peek() {
+            T::Mul => BinOp::Mul,
+            T::Div => BinOp::Div,
+            T::Rem => BinOp::Rem,
+            T::Add => BinOp::Add,
+            T::Sub => BinOp::Sub,
+            T::Shl => BinOp::Shl,
+            T::Shr => BinOp::Shr,
+            T::And => BinOp::And,
+            T::Xor => BinOp::Xor,
+            T::Or => BinOp::Or,
+            T::Lt => BinOp::Lt,
+            T::Gt => BinOp::Gt,
+            T::Le => BinOp::Le,
+            T::Ge => BinOp::Ge,
+            T::EqEq => BinOp::Eq,
+            T::Ne => BinOp::Ne,
+            T::AndAnd => BinOp::AndAnd,
+            T::OrOr => BinOp::OrOr,
+            T::Eq => BinOp::Assign,
+            T::AddEq => BinOp::AssignOp(AssignOp::Add),
+            T::SubEq => BinOp::AssignOp(AssignOp::Sub),
+            T::MulEq => BinOp::AssignOp(AssignOp::Mul),
+            T::DivEq => BinOp::AssignOp(AssignOp::Div),
+            T::RemEq => BinOp::AssignOp(AssignOp::Rem),
+            T::ShlEq => BinOp::AssignOp(AssignOp::Shl),
+            T::ShrEq => BinOp::AssignOp(AssignOp::Shr),
+            T::AndEq => BinOp::AssignOp(AssignOp::And),
+            T::OrEq => BinOp::AssignOp(AssignOp::Or),
+            T::XorEq => BinOp::AssignOp(AssignOp::Xor),
+            _ => return None,
+        })
+    }
+
+    /// Precedence climbing: operators binding at most as loosely as `max`.
+    fn binary(&mut self, max: u8, no_struct: bool) -> Expr {
+        let start = self.span();
+        if !self.enter() {
+            return Expr {
+                kind: ExprKind::Error,
+                span: start,
+            };
+        }
+        let mut lhs = self.unary(no_struct);
+        while let Some(op) = self.binop() {
+            let prec = op.precedence();
+            if prec > max {
+                break;
+            }
+            self.bump();
+            // Assignments associate to the right, everything else to the left.
+            let rhs_max = if prec == 10 { 10 } else { prec - 1 };
+            let rhs = self.binary(rhs_max, no_struct);
+            lhs = Expr {
+                kind: ExprKind::Binary(op, Box::new(lhs), Box::new(rhs)),
+                span: self.since(start),
+            };
+        }
+        self.leave();
+        lhs
+    }
+
+    fn unary(&mut self, no_struct: bool) -> Expr {
+        let start = self.span();
+        let op = match self.peek() {
+            T::Not => Some(UnaryOp::Not),
+            T::Sub => Some(UnaryOp::Neg),
+            T::Add => Some(UnaryOp::Plus),
+            T::Mul => Some(UnaryOp::Deref),
+            T::Inc => Some(UnaryOp::PreInc),
+            T::Dec => Some(UnaryOp::PreDec),
+            T::Question => Some(UnaryOp::Known),
+            T::Dollar => Some(UnaryOp::Halt),
+            T::And | T::AndAnd => Some(if matches!(self.peek_at(1), T::Mut) {
+                UnaryOp::AddrOfMut
+            } else {
+                UnaryOp::AddrOf
+            }),
+            _ => None,
+        };
+        let Some(op) = op else {
+            let e = self.postfix(no_struct);
+            return self.casts(e, start);
+        };
+        let double_and = self.bump().kind == T::AndAnd;
+        if op == UnaryOp::AddrOfMut {
+            self.bump();
+        }
+        if !self.enter() {
+            return Expr {
+                kind: ExprKind::Error,
+                span: start,
+            };
+        }
+        let inner = self.unary(no_struct);
+        self.leave();
+        let mut e = Expr {
+            kind: ExprKind::Unary(op, Box::new(inner)),
+            span: self.since(start),
+        };
+        if double_and {
+            e = Expr {
+                kind: ExprKind::Unary(UnaryOp::AddrOf, Box::new(e)),
+                span: self.since(start),
+            };
+        }
+        e
+    }
+
+    fn casts(&mut self, mut e: Expr, start: Span) -> Expr {
+        while self.eat(&T::As) {
+            let ty = self.ty();
+            e = Expr {
+                kind: ExprKind::Cast(Box::new(e), ty),
+                span: self.since(start),
+            };
+        }
+        e
+    }
+
+    fn postfix(&mut self, no_struct: bool) -> Expr {
+        let start = self.span();
+        let mut e = self.primary(no_struct);
+        loop {
+            match self.peek() {
+                T::LParen => {
+                    self.bump();
+                    let args = self.list(&T::RParen, Self::expr);
+                    e = Expr {
+                        kind: ExprKind::Call {
+                            callee: Box::new(e),
+                            args,
+                        },
+                        span: self.since(start),
+                    };
+                }
+                T::Dot => {
+                    self.bump();
+                    match self.peek().clone() {
+                        T::Lit(Literal::Int(i)) => {
+                            self.bump();
+                            e = Expr {
+                                kind: ExprKind::Index(Box::new(e), i),
+                                span: self.since(start),
+                            };
+                        }
+                        T::LBrace => {
+                            self.bump();
+                            let fields = self.field_inits();
+                            e = Expr {
+                                kind: ExprKind::Struct {
+                                    base: Box::new(e),
+                                    update: true,
+                                    fields,
+                                },
+                                span: self.since(start),
+                            };
+                        }
+                        _ => {
+                            let n = self.ident().unwrap_or_else(|| self.error_ident());
+                            e = Expr {
+                                kind: ExprKind::Field(Box::new(e), n),
+                                span: self.since(start),
+                            };
+                        }
+                    }
+                }
+                T::Inc | T::Dec => {
+                    let op = if self.bump().kind == T::Inc {
+                        UnaryOp::PostInc
+                    } else {
+                        UnaryOp::PostDec
+                    };
+                    e = Expr {
+                        kind: ExprKind::Unary(op, Box::new(e)),
+                        span: self.since(start),
+                    };
+                }
+                _ => return e,
+            }
+        }
+    }
+
+    fn field_inits(&mut self) -> Vec<(Ident, Expr)> {
+        self.list(&T::RBrace, |p| {
+            let n = p.ident().unwrap_or_else(|| p.error_ident());
+            p.expect(&T::Eq);
+            (n, p.expr())
+        })
+    }
+
+    fn closure(&mut self, filter: Option<Filter>, start: Span) -> Expr {
+        let param = if self.eat(&T::OrOr) {
+            Pattern {
+                kind: PatternKind::Tuple(Vec::new()),
+                span: self.prev_span(),
+            }
+        } else {
+            let s = self.span();
+            self.expect(&T::Or);
+            let ps = self.list(&T::Or, |p| p.pattern(false));
+            Pattern {
+                kind: PatternKind::Tuple(ps),
+                span: self.since(s),
+            }
+        };
+        let ret = if self.eat(&T::Arrow) {
+            Some(self.ty())
+        } else {
+            None
+        };
+        let body = Box::new(self.expr());
+        Expr {
+            kind: ExprKind::Closure {
+                filter,
+                param,
+                ret,
+                body,
+            },
+            span: self.since(start),
+        }
+    }
+
+    fn primary(&mut self, no_struct: bool) -> Expr {
+        let start = self.span();
+        let kind = match self.peek().clone() {
+            T::Lit(l) => {
+                self.bump();
+                ExprKind::Lit(l)
+            }
+            T::Ident(_) | T::Super => {
+                let path = self.path(true);
+                if self.is(&T::LBrace) && !no_struct {
+                    self.bump();
+                    let base = Box::new(Expr {
+                        span: path.span,
+                        kind: ExprKind::Path(path),
+                    });
+                    let fields = self.field_inits();
+                    ExprKind::Struct {
+                        base,
+                        update: false,
+                        fields,
+                    }
+                } else {
+                    ExprKind::Path(path)
+                }
+            }
+            T::LParen => {
+                self.bump();
+                let mut es = self.list(&T::RParen, Self::expr);
+                let trailing_comma = matches!(
+                    self.toks.get(self.pos.saturating_sub(2)).map(|t| &t.kind),
+                    Some(T::Comma)
+                );
+                if es.len() == 1 && !trailing_comma {
+                    let mut e = es.remove(0);
+                    e.span = self.since(start);
+                    return e;
+                }
+                ExprKind::Tuple(es)
+            }
+            T::Simd | T::LBracket => {
+                let simd = self.eat(&T::Simd);
+                self.expect(&T::LBracket);
+                if self.eat(&T::RBracket) {
+                    ExprKind::Array {
+                        elems: Vec::new(),
+                        simd,
+                    }
+                } else {
+                    let first = self.expr();
+                    if self.eat(&T::Semi) {
+                        let count = self.int_literal().unwrap_or(0);
+                        self.expect(&T::RBracket);
+                        ExprKind::Repeat {
+                            elem: Box::new(first),
+                            count,
+                            simd,
+                        }
+                    } else {
+                        let mut elems = vec![first];
+                        if self.eat(&T::Comma) {
+                            elems.extend(self.list(&T::RBracket, Self::expr));
+                        } else {
+                            self.expect(&T::RBracket);
+                        }
+                        ExprKind::Array { elems, simd }
+                    }
+                }
+            }
+            T::LBrace => return self.block(),
+            T::Or | T::OrOr => return self.closure(None, start),
+            T::At => {
+                let filter = self.filter();
+                if matches!(self.peek(), T::Or | T::OrOr) {
+                    return self.closure(filter, start);
+                }
+                let f = filter.unwrap_or(Filter {
+                    expr: None,
+                    span: start,
+                });
+                if !self.enter() {
+                    return Expr {
+                        kind: ExprKind::Error,
+                        span: start,
+                    };
+                }
+                let call = self.postfix(no_struct);
+                self.leave();
+                ExprKind::Filtered(f, Box::new(call))
+            }
+            T::If => return self.if_expr(),
+            T::While => {
+                self.bump();
+                if self.eat(&T::Let) {
+                    let pat = self.pattern(false);
+                    self.expect(&T::Eq);
+                    let expr = Box::new(self.expr_no_struct());
+                    let body = Box::new(self.block());
+                    ExprKind::WhileLet { pat, expr, body }
+                } else {
+                    let cond = Box::new(self.expr_no_struct());
+                    let body = Box::new(self.block());
+                    ExprKind::While { cond, body }
+                }
+            }
+            T::For => {
+                self.bump();
+                let pat = self.pattern(false);
+                self.expect(&T::In);
+                let call = Box::new(self.expr_no_struct());
+                let body = Box::new(self.block());
+                ExprKind::For { pat, call, body }
+            }
+            T::Match => {
+                self.bump();
+                let expr = Box::new(self.expr_no_struct());
+                let mut arms = Vec::new();
+                if self.expect(&T::LBrace) {
+                    while !self.is(&T::RBrace) && !self.at_end() {
+                        let before = self.pos;
+                        let p = self.pattern(false);
+                        self.expect(&T::FatArrow);
+                        let e = self.expr();
+                        arms.push((p, e));
+                        if !self.eat(&T::Comma) && !self.is(&T::RBrace) && self.pos == before {
+                            self.bump();
+                        }
+                    }
+                    self.expect(&T::RBrace);
+                }
+                ExprKind::Match { expr, arms }
+            }
+            T::Break => {
+                self.bump();
+                ExprKind::Break
+            }
+            T::Continue => {
+                self.bump();
+                ExprKind::Continue
+            }
+            T::Return => {
+                self.bump();
+                ExprKind::Return
+            }
+            _ => {
+                self.error_here("an expression");
+                if !matches!(
+                    self.peek(),
+                    T::RBrace | T::RParen | T::RBracket | T::Semi | T::Comma
+                ) {
+                    self.bump();
+                }
+                ExprKind::Error
+            }
+        };
+        Expr {
+            kind,
+            span: self.since(start),
+        }
+    }
+
+    fn if_expr(&mut self) -> Expr {
+        let start = self.span();
+        self.bump();
+        let kind = if self.eat(&T::Let) {
+            let pat = self.pattern(false);
+            self.expect(&T::Eq);
+            let expr = Box::new(self.expr_no_struct());
+            let then = Box::new(self.block());
+            let els = self.else_branch();
+            ExprKind::IfLet {
+                pat,
+                expr,
+                then,
+                els,
+            }
+        } else {
+            let cond = Box::new(self.expr_no_struct());
+            let then = Box::new(self.block());
+            let els = self.else_branch();
+            ExprKind::If { cond, then, els }
+        };
+        Expr {
+            kind,
+            span: self.since(start),
+        }
+    }
+
+    fn else_branch(&mut self) -> Option<Box<Expr>> {
+        if !self.eat(&T::Else) {
+            return None;
+        }
+        if !self.enter() {
+            return None;
+        }
+        let e = if self.is(&T::If) {
+            self.if_expr()
+        } else {
+            self.block()
+        };
+        self.leave();
+        Some(Box::new(e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::source::SourceMap;
+    use crate::{ast, diag, lexer};
+
+    /// Parses `src`; returns the S-expression dump and the rendered diagnostics.
+    fn parsed(src: &str) -> (String, String) {
+        let mut sources = SourceMap::new();
+        let file = sources.add("t.art", src);
+        let mut diags = Vec::new();
+        let toks = lexer::lex(file, src, &mut diags);
+        let module = super::parse(&toks, &mut diags);
+        (
+            ast::dump(&module).trim_end().to_string(),
+            diag::render(&sources, &diags),
+        )
+    }
+
+    /// The dump of `fn f() { <body> }`'s body statements.
+    fn body(stmts: &str) -> String {
+        let (dump, diags) = parsed(&format!("fn f() {{ {stmts} }}"));
+        assert_eq!(diags, "", "unexpected diagnostics for {stmts}");
+        let inner = dump
+            .strip_prefix("(fn f () { ")
+            .and_then(|d| d.strip_suffix(" })"));
+        inner.unwrap_or(&dump).to_string()
+    }
+
+    fn check_expr(src: &str, expected: &str) {
+        assert_eq!(body(src), expected, "\n--- input\n{src}");
+    }
+
+    #[test]
+    fn binary_precedence_follows_artic() {
+        check_expr("a + b * c", "(+ a (* b c))");
+        check_expr("a - b - c", "(- (- a b) c)");
+        check_expr("a << 1 + 2", "(<< a (+ 1 2))");
+        check_expr("a & b ^ c | d", "(| (^ (& a b) c) d)");
+        check_expr("a | b == c", "(== (| a b) c)");
+        check_expr("a < b && c || d", "(|| (&& (< a b) c) d)");
+        check_expr("a = b += c", "(= a (+= b c))");
+        check_expr("-a * !b", "(* (Neg a) (Not b))");
+        check_expr("x as i64 + 1", "(+ (as x i64) 1)");
+    }
+
+    #[test]
+    fn postfix_forms() {
+        check_expr("f(1, 2)(3)", "(call (call f 1 2) 3)");
+        check_expr("p.x.0", "(. (. p x) 0)");
+        check_expr("a(i)++", "(PostInc (call a i))");
+        check_expr("++a", "(PreInc a)");
+        check_expr("&mut x", "(AddrOfMut x)");
+        check_expr("**p", "(Deref (Deref p))");
+        check_expr("f[i32, T](x)", "(call f[i32 T] x)");
+        check_expr("E::A", "E::A");
+    }
+
+    #[test]
+    fn aggregates() {
+        check_expr("(1, 2.5)", "(tuple 1 2.5)");
+        check_expr("(1,)", "(tuple 1)");
+        check_expr("(1)", "1");
+        check_expr("()", "(tuple)");
+        check_expr("[1, 2]", "(array 1 2)");
+        check_expr("[0; 8]", "(repeat 0 8)");
+        check_expr("simd[1, 2]", "(simd 1 2)");
+        check_expr("S { a = 1, b = x }", "(struct S a=1 b=x)");
+        check_expr("s .{ a = 2 }", "(update s a=2)");
+    }
+
+    #[test]
+    fn control_flow() {
+        check_expr("if c { 1 } else { 2 }", "(if c { 1 } { 2 })");
+        check_expr(
+            "if a { } else if b { } else { }",
+            "(if a { } (if b { } { }))",
+        );
+        // In a condition, `x { .. }` is a variable and a block, not a struct literal.
+        check_expr("if x { y }", "(if x { y })");
+        check_expr("while i < n { i++; }", "(while (< i n) { (PostInc i); })");
+        check_expr(
+            "for i in range(0, n) { f(i) }",
+            "(for i (call range 0 n) { (call f i) })",
+        );
+        check_expr(
+            "match v { 0 => a, E::B(x) => x, _ => c }",
+            "(match v (0 => a) (E::B(x) => x) (_ => c))",
+        );
+        check_expr("if let Some(x) = o { x }", "(if-let Some(x) o { x })");
+        check_expr(
+            "while let (a, b) = g() { }",
+            "(while-let (a b) (call g) { })",
+        );
+        check_expr("return(1)", "(call return 1)");
+        check_expr("break()", "(call break)");
+    }
+
+    #[test]
+    fn statements() {
+        check_expr(
+            "let x = 1; let mut y: i32; x",
+            "(let x 1) (let mut y:i32) x",
+        );
+        check_expr("f(); g()", "(call f); (call g)");
+        check_expr("if a { } f()", "(if a { }) (call f)");
+    }
+
+    #[test]
+    fn closures_and_partial_evaluation() {
+        check_expr("|x| x + 1", "(closure (x) (+ x 1))");
+        check_expr("|| 0", "(closure () 0)");
+        check_expr("|a: i32, b| -> i32 a", "(closure (a:i32 b) -> i32 a)");
+        check_expr("@|x| x", "(@closure (x) x)");
+        check_expr("@f(x)", "(@ (call f x))");
+        check_expr("@(?n) f(n)", "(@(Known n) (call f n))");
+        check_expr("?x && $y", "(&& (Known x) (Halt y))");
+    }
+
+    #[test]
+    fn items() {
+        let src = "#[export] fn @ f[T](x: T, mut y: &mut [i32 * 4]) -> fn(T) -> T = g;\n\
+                   fn h(i32, &[u8]) -> !;\n\
+                   struct S[T] { a: T, b: i32 = 0 }\n\
+                   struct P(i32, f64);\n\
+                   struct U;\n\
+                   enum E { A, B(i32, i32), C { x: f32 } }\n\
+                   type Buf = &mut addrspace(1) [f32];\n\
+                   static mut n: u64 = 0;\n\
+                   mod m { use super::S as T; }";
+        let (dump, diags) = parsed(src);
+        assert_eq!(diags, "");
+        assert_eq!(
+            dump,
+            "#export (fn @ f [T] (x:T mut y:&mut [i32 * 4]) -> fnT->T g)\n\
+             (fn h (:i32 :&[u8]) -> !)\n\
+             (struct S a:T b:i32)\n\
+             (struct P tuple i32 f64)\n\
+             (struct U tuple)\n\
+             (enum E A B((i32 i32)) C{x:f32})\n\
+             (type Buf &mut addrspace(1) [f32])\n\
+             (static mut n u64 0)\n\
+             (mod m (use super::S as T))"
+        );
+    }
+
+    #[test]
+    fn errors_recover_at_the_next_statement_and_item() {
+        let (dump, diags) = parsed("fn f() { let x = 1 let y = 2; y }\nwhat\nfn g() -> i32 { 3 }");
+        assert_eq!(
+            dump,
+            "(fn f () { (let x 1) (let y 2) y })\n(error)\n(fn g () -> i32 { 3 })"
+        );
+        assert_eq!(
+            diags,
+            "error: expected `;`, found `let`\n  ┌─ t.art:1:20\n  │\n1 │ fn f() { let x = 1 let y = 2; y }\n  │                    ^^^ expected `;`\n\n\
+             error: expected an item (`fn`, `struct`, `enum`, `type`, `static`, `mod` or `use`), found identifier `what`\n  ┌─ t.art:2:1\n  │\n2 │ what\n  │ ^^^^ expected an item (`fn`, `struct`, `enum`, `type`, `static`, `mod` or `use`)\n\n"
+        );
+    }
+
+    #[test]
+    fn deep_nesting_is_one_diagnostic_not_a_stack_overflow() {
+        for open in ["(", "[", "{", "-", "&"] {
+            let src = format!("fn f() {{ {} }}", open.repeat(10_000));
+            let (_, diags) = parsed(&src);
+            let count = diags.matches("error:").count();
+            assert_eq!(count, 1, "{open}: {diags}");
+            assert!(diags.contains("nesting deeper than 128 levels"));
+        }
+    }
+}
