@@ -150,8 +150,16 @@ fn ir_command(
         fuel,
         ..Limits::default()
     };
-    let results = interp::run_main(&world, entry, &values, limits)
-        .map_err(|e| format!("{}: error: {e}", file.display()))?;
+    let mut out = Vec::new();
+    let result = interp::run_main(&world, entry, &values, limits, &mut out);
+    // What the program printed comes first, even if it then failed.
+    {
+        use std::io::Write;
+        let mut stdout = std::io::stdout().lock();
+        let _ = stdout.write_all(&out);
+        let _ = stdout.flush();
+    }
+    let results = result.map_err(|e| format!("{}: error: {e}", file.display()))?;
     step("run", t);
     for (t, v) in results {
         println!("{}", interp::format_value(&world, t, &v));

@@ -121,7 +121,7 @@ struct Block {
 /// An error before it is named: the def and the message.
 type Fail = (Def, String);
 
-struct Interp<'w> {
+struct Interp<'w, 'o> {
     w: &'w World,
     free: FreeParams,
     blocks: Vec<Block>,
@@ -130,17 +130,22 @@ struct Interp<'w> {
     constants: FxHashMap<Def, Value>,
     mem: u64,
     limits: Limits,
+    /// What the program printed.
+    out: &'o mut Vec<u8>,
 }
 
 /// Runs `entry` with `args` (one value per parameter, `Value::Exit` for the continuation
-/// that receives the results) and returns the arguments passed to `Value::Exit`.
+/// that receives the results) and returns the arguments passed to `Value::Exit`. What the
+/// program prints through the runtime's imports (see [`call_import`]) is appended to `out`.
 pub fn run(
     w: &World,
     entry: Def,
     args: Vec<Value>,
     limits: Limits,
+    out: &mut Vec<u8>,
 ) -> Result<Vec<Value>, InterpError> {
     let mut it = Interp {
+        out,
         w,
         free: FreeParams::compute(w),
         blocks: Vec::new(),
@@ -167,6 +172,7 @@ pub fn run_main(
     entry: Def,
     args: &[Value],
     limits: Limits,
+    out: &mut Vec<u8>,
 ) -> Result<Vec<(Type, Value)>, InterpError> {
     let err = |m: String| InterpError {
         at: Layout::compute(w).name(entry).unwrap_or("?").into(),
@@ -207,11 +213,11 @@ pub fn run_main(
         )));
     }
     vals.push(Value::Exit);
-    let out = run(w, entry, vals, limits)?;
+    let results = run(w, entry, vals, limits, out)?;
     Ok(ret_tys
         .iter()
         .copied()
-        .zip(out)
+        .zip(results)
         .filter(|(t, _)| !w.types().is_mem(*t))
         .collect())
 }
@@ -264,7 +270,7 @@ fn undef_of(w: &World, ty: Type) -> Value {
     }
 }
 
-impl Interp<'_> {
+impl Interp<'_, '_> {
     fn run(&mut self, entry: Def, args: Vec<Value>) -> Result<Vec<Value>, Fail> {
         let mut target = Value::Closure(Rc::new(Closure {
             cont: entry,
@@ -292,10 +298,24 @@ impl Interp<'_> {
             let k = clo.cont;
             at = k;
             let Some((callee, cargs)) = self.w.body(k) else {
-                return Err((
-                    k,
-                    "continuation has no body (imports cannot run in the interpreter)".into(),
-                ));
+                // An import: `cn(mem, args.., cn(mem, results..))`.
+                let (ret, inner) = match args.split_last() {
+                    Some((r, rest)) if rest.first().is_some_and(|m| matches!(m, Value::Mem(_))) => {
+                        (r.clone(), rest[1..].to_vec())
+                    }
+                    _ => {
+                        return Err((
+                            k,
+                            "continuation has no body and is not a runtime import".into(),
+                        ))
+                    }
+                };
+                let mem = self.consume_mem(&args[0]).map_err(|m| (k, m))?;
+                let name = self.w.name(k).unwrap_or("");
+                let results = self.call_import(name, &inner).map_err(|m| (k, m))?;
+                target = ret;
+                args = std::iter::once(mem).chain(results).collect();
+                continue;
             };
             let mut env: Vec<Rc<Frame>> = (*clo.env).clone();
             env.push(Rc::new(Frame {
@@ -616,6 +636,111 @@ impl Interp<'_> {
     }
 }
 
+impl Interp<'_, '_> {
+    /// The runtime functions a program may import, as AnyDSL's runtime provides them.
+    fn call_import(&mut self, name: &str, args: &[Value]) -> Result<Vec<Value>, String> {
+        let bits = |i: usize| match args.get(i) {
+            Some(Value::Bits(b)) => Ok(*b),
+            _ => Err(format!("`{name}` expects a number as argument {i}")),
+        };
+        match name {
+            "print_i32" => self.out.extend_from_slice((bits(0)? as u32 as i32).to_string().as_bytes()),
+            "print_i64" => self.out.extend_from_slice((bits(0)? as i64).to_string().as_bytes()),
+            "print_u32" => self.out.extend_from_slice((bits(0)? as u32).to_string().as_bytes()),
+            "print_u64" => self.out.extend_from_slice(bits(0)?.to_string().as_bytes()),
+            "print_f32" => {
+                let x = f32::from_bits(bits(0)? as u32) as f64;
+                self.out.extend_from_slice(format_general(x, 6).as_bytes())
+            }
+            "print_f64" => self.out.extend_from_slice(format_general(f64::from_bits(bits(0)?), 6).as_bytes()),
+            "print_char" => self.out.push(bits(0)? as u8),
+            "print_string" => {
+                let Some(Value::Ptr(p)) = args.first() else {
+                    return Err("`print_string` expects a pointer".into());
+                };
+                let bytes = self.c_string(p)?;
+                self.out.extend_from_slice(&bytes);
+            }
+            "print_flush" => {}
+            "get_micro_time" | "get_kernel_time" => {
+                let us = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_micros() as u64);
+                return Ok(vec![Value::Bits(us)]);
+            }
+            _ => return Err(format!("unknown runtime function `{name}` (the interpreter provides print_*, print_flush and get_micro_time)")),
+        }
+        Ok(Vec::new())
+    }
+
+    /// The bytes from `p` up to the first zero byte (or the end of the array).
+    fn c_string(&self, p: &Pointer) -> Result<Vec<u8>, String> {
+        let (parent, start) = match p.path.split_last() {
+            Some((&last, rest)) => (
+                Pointer {
+                    block: p.block,
+                    path: rest.into(),
+                },
+                last as usize,
+            ),
+            None => (p.clone(), 0),
+        };
+        let Value::Agg(elems) = self.read(&parent)? else {
+            return Err("`print_string` expects a pointer into a byte array".into());
+        };
+        let mut out = Vec::new();
+        for e in elems.iter().skip(start) {
+            match e {
+                Value::Bits(0) => break,
+                Value::Bits(b) => out.push(*b as u8),
+                _ => return Err("string holds uninitialized bytes".into()),
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// `x` as C++ streams print a double by default (`%g` with `precision` significant digits:
+/// shortest of fixed and scientific, trailing zeros removed).
+pub fn format_general(x: f64, precision: usize) -> String {
+    if x.is_nan() {
+        return if x.is_sign_negative() {
+            "-nan".into()
+        } else {
+            "nan".into()
+        };
+    }
+    if x.is_infinite() {
+        return if x < 0.0 { "-inf".into() } else { "inf".into() };
+    }
+    if x == 0.0 {
+        return if x.is_sign_negative() {
+            "-0".into()
+        } else {
+            "0".into()
+        };
+    }
+    let p = precision.max(1);
+    // The decimal exponent after rounding to `p` significant digits.
+    let sci = format!("{:.*e}", p - 1, x);
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let trim = |s: &str| -> String {
+        if s.contains('.') {
+            s.trim_end_matches('0').trim_end_matches('.').to_string()
+        } else {
+            s.to_string()
+        }
+    };
+    if exp < -4 || exp >= p as i32 {
+        let sign = if exp < 0 { '-' } else { '+' };
+        format!("{}e{sign}{:02}", trim(mantissa), exp.abs())
+    } else {
+        let decimals = (p as i32 - 1 - exp).max(0) as usize;
+        trim(&format!("{x:.decimals$}"))
+    }
+}
+
 fn holds_closure(v: &Value) -> bool {
     match v {
         Value::Closure(_) => true,
@@ -677,5 +802,70 @@ pub fn format_value(w: &World, ty: Type, v: &Value) -> String {
         (_, Value::Exit) => "<exit>".into(),
         (_, Value::Mem(_)) => "<mem>".into(),
         (_, Value::Bits(b)) => format!("{b:#x}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::format_general;
+    use std::ffi::{c_char, c_int, CStr};
+
+    extern "C" {
+        fn snprintf(buf: *mut c_char, n: usize, fmt: *const c_char, ...) -> c_int;
+    }
+
+    /// C's `printf("%g")`, which C++ streams use by default: the independent reference.
+    fn c_general(x: f64) -> String {
+        let mut buf = [0 as c_char; 64];
+        // SAFETY: the buffer is large enough for any %g output and is NUL-terminated by
+        // snprintf; the format takes exactly one double.
+        unsafe {
+            snprintf(buf.as_mut_ptr(), buf.len(), c"%g".as_ptr(), x);
+            CStr::from_ptr(buf.as_ptr()).to_string_lossy().into_owned()
+        }
+    }
+
+    #[test]
+    fn general_format_matches_c() {
+        let mut xs = vec![
+            0.0,
+            -0.0,
+            1.0,
+            -1.5,
+            0.1,
+            1.0 / 3.0,
+            2.0 / 3.0,
+            100000.0,
+            999999.0,
+            999999.5,
+            1000000.0,
+            1234567.0,
+            0.0001,
+            0.00012345,
+            0.00001,
+            1e-5,
+            1.5e-7,
+            123.456,
+            1e21,
+            f64::MAX,
+            f64::MIN_POSITIVE,
+            5e-324,
+            9.9999995,
+            0.5,
+            2.5,
+            1e100,
+            314159.26535,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+        ];
+        let mut x = 1.234_567_891e-12;
+        for _ in 0..60 {
+            xs.push(x);
+            xs.push(-x * 7.77);
+            x *= 13.37;
+        }
+        for x in xs {
+            assert_eq!(format_general(x, 6), c_general(x), "{x:e}");
+        }
     }
 }

@@ -421,7 +421,7 @@ impl Recipe {
             Value::Bits(b as u32 as u64),
             Value::Bits(x.to_bits()),
         ];
-        let out = interp::run_main(w, entry, &args, Limits::default())?;
+        let out = interp::run_main(w, entry, &args, Limits::default(), &mut Vec::new())?;
         match out.as_slice() {
             [(_, Value::Bits(i)), (_, Value::Bits(f))] => Ok((*i as u32 as i32, *f)),
             _ => Err(InterpError {
@@ -651,7 +651,13 @@ impl ExprProgram {
                 })
             })
             .collect();
-        let out = interp::run_main(&self.world, self.entry, &vals, Limits::default())?;
+        let out = interp::run_main(
+            &self.world,
+            self.entry,
+            &vals,
+            Limits::default(),
+            &mut Vec::new(),
+        )?;
         match out.as_slice() {
             [(_, Value::Bits(v))] => Ok(*v),
             _ => Err(InterpError {
