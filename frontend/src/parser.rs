@@ -255,7 +255,7 @@ impl Parser<'_, '_> {
         if self.eat(&T::LParen) {
             args = self.list(&T::RParen, |p| {
                 let arg_start = p.span();
-                let n = p.ident().unwrap_or_else(|| p.error_ident());
+                let n = p.name();
                 if p.eat(&T::Eq) {
                     match p.peek().clone() {
                         T::Lit(l) => {
@@ -269,7 +269,7 @@ impl Parser<'_, '_> {
                     }
                 } else if p.eat(&T::LParen) {
                     let inner = p.list(&T::RParen, |q| {
-                        let n = q.ident().unwrap_or_else(|| q.error_ident());
+                        let n = q.name();
                         AttrArg::Flag(n)
                     });
                     AttrArg::List(Attr {
@@ -293,11 +293,7 @@ impl Parser<'_, '_> {
         if !self.eat(&T::LBracket) {
             return Vec::new();
         }
-        self.list(&T::RBracket, |p| {
-            p.ident().unwrap_or_else(|| p.error_ident())
-        })
-        .into_iter()
-        .collect()
+        self.list(&T::RBracket, |p| p.name()).into_iter().collect()
     }
 
     fn filter(&mut self) -> Option<Filter> {
@@ -322,7 +318,7 @@ impl Parser<'_, '_> {
     fn fn_decl(&mut self) -> ItemKind {
         self.bump();
         let filter = self.filter();
-        let name = self.ident().unwrap_or_else(|| self.error_ident());
+        let name = self.name();
         let type_params = self.type_params();
         let param = if self.is(&T::LParen) {
             self.tuple_pattern(true)
@@ -389,7 +385,7 @@ impl Parser<'_, '_> {
 
     fn struct_decl(&mut self) -> ItemKind {
         self.bump();
-        let name = self.ident().unwrap_or_else(|| self.error_ident());
+        let name = self.name();
         let type_params = self.type_params();
         let (fields, tuple_like) = if self.eat(&T::LBrace) {
             (self.list(&T::RBrace, |p| p.field(true)), false)
@@ -411,12 +407,12 @@ impl Parser<'_, '_> {
 
     fn enum_decl(&mut self) -> ItemKind {
         self.bump();
-        let name = self.ident().unwrap_or_else(|| self.error_ident());
+        let name = self.name();
         let type_params = self.type_params();
         let variants = if self.expect(&T::LBrace) {
             self.list(&T::RBrace, |p| {
                 let start = p.span();
-                let name = p.ident().unwrap_or_else(|| p.error_ident());
+                let name = p.name();
                 let payload = if p.is(&T::LParen) {
                     VariantPayload::Tuple(p.ty())
                 } else if p.eat(&T::LBrace) {
@@ -442,7 +438,7 @@ impl Parser<'_, '_> {
 
     fn type_alias(&mut self) -> ItemKind {
         self.bump();
-        let name = self.ident().unwrap_or_else(|| self.error_ident());
+        let name = self.name();
         let type_params = self.type_params();
         self.expect(&T::Eq);
         let ty = self.ty();
@@ -457,7 +453,7 @@ impl Parser<'_, '_> {
     fn static_decl(&mut self) -> ItemKind {
         self.bump();
         let mutable = self.eat(&T::Mut);
-        let name = self.ident().unwrap_or_else(|| self.error_ident());
+        let name = self.name();
         let ty = if self.eat(&T::Colon) {
             Some(self.ty())
         } else {
@@ -479,7 +475,7 @@ impl Parser<'_, '_> {
 
     fn mod_decl(&mut self) -> ItemKind {
         self.bump();
-        let name = self.ident().unwrap_or_else(|| self.error_ident());
+        let name = self.name();
         let mut items = Vec::new();
         if self.expect(&T::LBrace) && self.enter() {
             while !self.is(&T::RBrace) && !self.at_end() {
@@ -518,7 +514,7 @@ impl Parser<'_, '_> {
                         span,
                     }
                 }
-                _ => self.ident().unwrap_or_else(|| self.error_ident()),
+                _ => self.name(),
             };
             let args = if type_args && self.is(&T::LBracket) {
                 self.bump();
@@ -737,7 +733,7 @@ impl Parser<'_, '_> {
                         PatternKind::Enum { path, arg }
                     }
                 } else {
-                    let name = self.ident().unwrap_or_else(|| self.error_ident());
+                    let name = self.name();
                     if self.is(&T::LParen) {
                         // `Some(x)`: a variant with a payload.
                         let path = Path {
@@ -765,7 +761,7 @@ impl Parser<'_, '_> {
             }
             T::Mut => {
                 self.bump();
-                let name = self.ident().unwrap_or_else(|| self.error_ident());
+                let name = self.name();
                 let sub = if self.eat(&T::As) {
                     Some(Box::new(self.pattern(false)))
                 } else {
@@ -824,7 +820,7 @@ impl Parser<'_, '_> {
                     ));
                 }
             } else {
-                let n = self.ident().unwrap_or_else(|| self.error_ident());
+                let n = self.name();
                 self.expect(&T::Eq);
                 let p = self.pattern(false);
                 fields.push((n, p));
@@ -1078,7 +1074,7 @@ impl Parser<'_, '_> {
                             };
                         }
                         _ => {
-                            let n = self.ident().unwrap_or_else(|| self.error_ident());
+                            let n = self.name();
                             e = Expr {
                                 kind: ExprKind::Field(Box::new(e), n),
                                 span: self.since(start),
@@ -1104,7 +1100,7 @@ impl Parser<'_, '_> {
 
     fn field_inits(&mut self) -> Vec<(Ident, Expr)> {
         self.list(&T::RBrace, |p| {
-            let n = p.ident().unwrap_or_else(|| p.error_ident());
+            let n = p.name();
             p.expect(&T::Eq);
             (n, p.expr())
         })
