@@ -183,6 +183,11 @@ impl Parser<'_, '_> {
         }
     }
 
+    /// An identifier, or (after a diagnostic) a placeholder so that parsing goes on.
+    fn name(&mut self) -> Ident {
+        self.ident().unwrap_or_else(|| self.error_ident())
+    }
+
     /// `item (sep item)* [sep] close`, the opening token already eaten.
     fn list<X>(&mut self, close: &T, mut item: impl FnMut(&mut Self) -> X) -> Vec<X> {
         let mut out = Vec::new();
