@@ -100,7 +100,7 @@ impl std::error::Error for InterpError {}
 pub struct Limits {
     /// Maximum number of jumps.
     pub fuel: u64,
-    /// Maximum number of elements in one allocation.
+    /// Maximum number of scalar cells in one allocation (a slot or an `alloc`).
     pub max_alloc: u64,
 }
 

@@ -193,6 +193,24 @@ impl World {
         }
     }
 
+    /// Replaces the operands of nominal `d`, reusing its spilled storage when it is large
+    /// enough (a continuation's body may be set many times).
+    fn set_ops(&mut self, d: Def, ops: &[Def]) {
+        if let Ops::Spilled { start, len } = self.data(d).ops {
+            if ops.len() > 3 && ops.len() <= len as usize {
+                let at = start as usize;
+                self.spill[at..at + ops.len()].copy_from_slice(ops);
+                self.data_mut(d).ops = Ops::Spilled {
+                    start,
+                    len: ops.len() as u32,
+                };
+                return;
+            }
+        }
+        let new = self.make_ops(ops);
+        self.data_mut(d).ops = new;
+    }
+
     fn make_ops(&mut self, ops: &[Def]) -> Ops {
         if ops.len() <= 3 {
             let mut a = [Def::default(); 3];
@@ -583,8 +601,7 @@ impl World {
         );
         let mut ops = self.ops(cont).to_vec();
         ops[i] = filter;
-        let ops = self.make_ops(&ops);
-        self.data_mut(cont).ops = ops;
+        self.set_ops(cont, &ops);
     }
 
     /// Makes the body of `cont` the jump `callee(args)`, after checking its types.
@@ -594,8 +611,7 @@ impl World {
         let mut ops = self.ops(cont)[..n].to_vec();
         ops.push(callee);
         ops.extend_from_slice(args);
-        let ops = self.make_ops(&ops);
-        self.data_mut(cont).ops = ops;
+        self.set_ops(cont, &ops);
         Ok(())
     }
 
@@ -613,8 +629,7 @@ impl World {
     pub fn clear_body(&mut self, cont: Def) {
         let n = self.num_params(cont);
         let ops = self.ops(cont)[..n].to_vec();
-        let ops = self.make_ops(&ops);
-        self.data_mut(cont).ops = ops;
+        self.set_ops(cont, &ops);
     }
 
     /// A new global variable initialized with `init`; its value is a pointer to it.
@@ -625,10 +640,39 @@ impl World {
             node: Node::Global { mutable },
             ty,
             has_params: false,
-            ops: Ops::Inline(1, [init, Def::default(), Def::default()]),
+            ops: Ops::Inline(1, [init, Def::default(), Def::default()]), // one operand fits inline
         });
         self.nominals.insert(d);
         self.set_name(d, name);
         d
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_def_takes_forty_bytes() {
+        assert_eq!(std::mem::size_of::<DefData>(), 40);
+        assert_eq!(std::mem::size_of::<Def>(), 4);
+    }
+
+    #[test]
+    fn setting_a_body_again_reuses_spilled_operands() {
+        let mut w = World::new();
+        let i32t = w.ty_int(32, true);
+        let k = w.cont(&[i32t; 5], "k");
+        let ps = w.params(k);
+        w.set_body(k, k, &ps);
+        let spilled = w.spill.len();
+        let rev: Vec<Def> = ps.iter().rev().copied().collect();
+        w.set_body(k, k, &rev);
+        assert_eq!(
+            w.spill.len(),
+            spilled,
+            "the second body reuses the first one's storage"
+        );
+        assert_eq!(w.body(k).map(|(c, a)| (c, a.to_vec())), Some((k, rev)));
     }
 }
