@@ -139,14 +139,14 @@ impl TypeTable {
     }
 
     /// Makes a new nominal struct type with no fields yet. The name is made a valid, unique
-    /// identifier that no builtin type uses (by replacing other characters with `_` and
-    /// appending `.N` where needed).
+    /// identifier that no builtin type uses (by replacing characters other than letters,
+    /// digits, `_` and `.` with `_`, and appending `.N` where needed).
     pub fn new_struct(&mut self, name: &str) -> Type {
         let id = self.structs.len() as u32;
         let mut base: String = name
             .chars()
             .map(|c| {
-                if c.is_ascii_alphanumeric() || c == '_' {
+                if c.is_ascii_alphanumeric() || c == '_' || c == '.' {
                     c
                 } else {
                     '_'
@@ -312,5 +312,29 @@ impl fmt::Display for TypeDisplay<'_> {
             }
             TypeKind::Mem => f.write_str("mem"),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::text::{parse, print};
+    use crate::World;
+
+    #[test]
+    fn structs_with_the_same_name_round_trip() {
+        let mut w = World::new();
+        let i32t = w.ty_int(32, true);
+        for _ in 0..3 {
+            let s = w.struct_type("Pair");
+            w.set_struct_fields(s, vec![("a".into(), i32t)]);
+        }
+        w.struct_type("bool");
+        let printed = print(&w);
+        assert_eq!(
+            printed,
+            "struct Pair { a: i32 }\nstruct Pair.1 { a: i32 }\nstruct Pair.2 { a: i32 }\nstruct bool.1 {}\n"
+        );
+        let again = parse(&printed).expect("printed structs parse");
+        assert_eq!(print(&again), printed);
     }
 }
