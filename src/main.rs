@@ -14,8 +14,9 @@ use std::time::Instant;
     version,
     about = "A compiler for domain-specific libraries written as higher-order functional code",
     long_about = "durin compiles higher-order functional code into fast host and GPU code. \
-                  This build provides the IR tools; the language frontend and the back ends \
-                  are not implemented yet."
+                  `durin check` checks programs in its Artic-compatible language, `durin run` \
+                  runs them (in the IR interpreter until the native back ends exist), and \
+                  `durin ir` reads, verifies, draws and runs the textual IR."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -24,6 +25,40 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Check a program: parse, resolve names, type-check and lower it to the IR.
+    ///
+    /// Several files form one program. Prints every error and warning; exits with 0 when
+    /// the program is valid and 1 otherwise.
+    Check {
+        /// The source files (`.art`).
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// Print the IR of the program to standard output.
+        #[arg(long)]
+        print_ir: bool,
+        /// Print the time taken by each stage to standard error.
+        #[arg(long)]
+        time: bool,
+    },
+    /// Run a program's `main` in the IR interpreter.
+    ///
+    /// `main` is `fn main() -> i32` or `fn main(argc: i32, argv: &[&[u8]]) -> i32`; the
+    /// arguments after `--` are passed in `argv` (after the program name). The exit code is
+    /// `main`'s result.
+    Run {
+        /// The source files (`.art`).
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// Arguments for the program.
+        #[arg(last = true)]
+        args: Vec<String>,
+        /// Maximum number of jumps the interpreter may make.
+        #[arg(long, default_value_t = Limits::default().fuel)]
+        fuel: u64,
+        /// Print the time taken by each stage to standard error.
+        #[arg(long)]
+        time: bool,
+    },
     /// Read a textual IR file, verify it, and print it (or draw or run it).
     ///
     /// Without options, prints the program in the canonical text form. Exits with 1 on a
@@ -53,6 +88,17 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
+        Command::Check {
+            files,
+            print_ir,
+            time,
+        } => check_command(&files, print_ir, time).map(|_| ExitCode::SUCCESS),
+        Command::Run {
+            files,
+            args,
+            fuel,
+            time,
+        } => run_command(&files, &args, fuel, time),
         Command::Ir {
             file,
             dot,
@@ -60,10 +106,10 @@ fn main() -> ExitCode {
             entry,
             fuel,
             time,
-        } => ir_command(&file, dot, run, entry.as_deref(), fuel, time),
+        } => ir_command(&file, dot, run, entry.as_deref(), fuel, time).map(|_| ExitCode::SUCCESS),
     };
     match result {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(code) => code,
         Err(message) => {
             eprintln!("{message}");
             ExitCode::FAILURE
@@ -81,6 +127,96 @@ fn read_input(file: &Path) -> Result<String, String> {
         std::fs::read_to_string(file)
             .map_err(|e| format!("error: cannot read `{}`: {e}", file.display()))
     }
+}
+
+/// Reads, checks and lowers a program; prints its diagnostics. Fails (with an empty
+/// message, the diagnostics being printed) if there is an error.
+fn compile_files(files: &[PathBuf], time: bool) -> Result<durin_frontend::driver::Output, String> {
+    let mut sources = Vec::new();
+    for f in files {
+        sources.push((f.display().to_string(), read_input(f)?));
+    }
+    let out = durin_frontend::driver::compile(&sources, true);
+    eprint!("{}", out.render());
+    if time {
+        let t = out.timings;
+        eprintln!("   parse: {:.3} ms", t.parse * 1e3);
+        eprintln!("   check: {:.3} ms", t.check * 1e3);
+        eprintln!("   lower: {:.3} ms", t.lower * 1e3);
+    }
+    if out.has_errors() {
+        let n = out.diagnostics.iter().filter(|d| d.is_error()).count();
+        return Err(format!("error: could not compile the program ({n} error{})", if n == 1 { "" } else { "s" }));
+    }
+    if let Some(l) = &out.lowered {
+        if let Err(errors) = verify::verify(&l.world) {
+            let mut msg = String::from("internal compiler error: the lowered program does not verify:\n");
+            for e in &errors {
+                msg.push_str(&format!("  {e}\n"));
+            }
+            return Err(msg);
+        }
+    }
+    Ok(out)
+}
+
+fn check_command(files: &[PathBuf], print_ir: bool, time: bool) -> Result<(), String> {
+    let out = compile_files(files, time)?;
+    if print_ir {
+        if let Some(l) = &out.lowered {
+            print!("{}", text::print(&l.world));
+        }
+    }
+    Ok(())
+}
+
+fn run_command(files: &[PathBuf], args: &[String], fuel: u64, time: bool) -> Result<ExitCode, String> {
+    let out = compile_files(files, time)?;
+    let (Some(program), Some(lowered)) = (&out.program, &out.lowered) else {
+        return Err("error: nothing to run".into());
+    };
+    let Some(main) = lowered.main else {
+        return Err("error: the program has no `main` function\n  = note: declare `fn main() -> i32 { ... }`".into());
+    };
+    let info = program.find_fn("main").map(|f| &program.fns[f as usize]);
+    if let Some(info) = info {
+        use durin_frontend::types::{TyKind, TyTable};
+        let dom_ok = match program.tys.kind(info.dom) {
+            TyKind::Tuple(ts) => ts.is_empty() || (ts.len() == 2 && ts[0] == TyTable::I32 && matches!(program.tys.kind(ts[1]), TyKind::Ptr { .. })),
+            _ => false,
+        };
+        if !dom_ok || !matches!(program.tys.kind(info.codom), TyKind::Prim(_) | TyKind::Tuple(_)) {
+            return Err(format!(
+                "error: `main` takes `{}` and returns `{}`\n  = note: expected `fn() -> i32` or `fn(i32, &[&[u8]]) -> i32`",
+                program.ty_name(info.dom),
+                program.ty_name(info.codom)
+            ));
+        }
+    }
+    let mut argv: Vec<Vec<u8>> = vec![files[0].display().to_string().into_bytes()];
+    argv.extend(args.iter().map(|a| a.as_bytes().to_vec()));
+    let limits = Limits {
+        fuel,
+        ..Limits::default()
+    };
+    let t = Instant::now();
+    let mut stdout_bytes = Vec::new();
+    let result = interp::run_with_argv(&lowered.world, main, &argv, limits, &mut stdout_bytes);
+    {
+        use std::io::Write;
+        let mut stdout = std::io::stdout().lock();
+        let _ = stdout.write_all(&stdout_bytes);
+        let _ = stdout.flush();
+    }
+    if time {
+        eprintln!("     run: {:.3} ms", t.elapsed().as_secs_f64() * 1e3);
+    }
+    let results = result.map_err(|e| format!("error: run-time error in `main`: {}", e.message))?;
+    let code = match results.first() {
+        Some(interp::Value::Bits(b)) => *b as u8,
+        _ => 0,
+    };
+    Ok(ExitCode::from(code))
 }
 
 fn ir_command(

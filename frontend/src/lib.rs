@@ -9,8 +9,13 @@
 //! diagnostics it found, and never panics on any input.
 
 pub mod ast;
+pub mod check;
+pub mod hir;
+pub mod types;
 pub mod diag;
+pub mod driver;
 pub mod lexer;
+pub mod lower;
 pub mod parser;
 pub mod source;
 pub mod token;

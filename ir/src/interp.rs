@@ -164,6 +164,53 @@ pub fn run(
     })
 }
 
+/// Runs a program's entry the way a C `main` is called: `entry` takes `mem`, then either
+/// nothing or `argc` (an `i32`) and `argv` (a pointer to an array of pointers to
+/// zero-terminated byte strings), then the return continuation. `args` become `argv`
+/// (the program name first). Returns the results passed to the return continuation,
+/// without the `mem` token.
+pub fn run_with_argv(
+    w: &World,
+    entry: Def,
+    args: &[Vec<u8>],
+    limits: Limits,
+    out: &mut Vec<u8>,
+) -> Result<Vec<Value>, InterpError> {
+    let mut it = Interp {
+        out,
+        w,
+        free: FreeParams::compute(w),
+        blocks: Vec::new(),
+        globals: FxHashMap::default(),
+        constants: FxHashMap::default(),
+        mem: 0,
+        limits,
+    };
+    let nparams = w.types().cont_params(w.type_of(entry)).map_or(0, |p| p.len());
+    let mut vals = vec![Value::Mem(0)];
+    if nparams == 4 {
+        let mut ptrs = Vec::new();
+        for a in args {
+            let mut cells: Vec<Value> = a.iter().map(|&b| Value::Bits(b as u64)).collect();
+            cells.push(Value::Bits(0));
+            ptrs.push(Value::Ptr(it.new_block(Value::Agg(Rc::new(cells)), true)));
+        }
+        let argv = it.new_block(Value::Agg(Rc::new(ptrs)), true);
+        vals.push(Value::Bits(args.len() as u64));
+        vals.push(Value::Ptr(argv));
+    }
+    vals.push(Value::Exit);
+    let results = it.run(entry, vals).map_err(|(d, message)| {
+        let layout = Layout::compute(w);
+        let at = match w.node(d) {
+            Node::Lit(_) | Node::Bottom => crate::text::print_def(w, &layout, d),
+            _ => layout.name(d).unwrap_or("?").to_string(),
+        };
+        InterpError { at, message }
+    })?;
+    Ok(results.into_iter().filter(|v| !matches!(v, Value::Mem(_))).collect())
+}
+
 /// Runs `entry` the way `durin ir --run` does: `mem` parameters get a fresh token, a final
 /// continuation parameter receives the results, and `args` fill the other parameters in
 /// order. Returns the results without their `mem` tokens, each with its type.
@@ -643,7 +690,18 @@ impl Interp<'_, '_> {
             Some(Value::Bits(b)) => Ok(*b),
             _ => Err(format!("`{name}` expects a number as argument {i}")),
         };
-        match name {
+        let ptr = |i: usize| match args.get(i) {
+            Some(Value::Ptr(p)) => Ok(p.clone()),
+            _ => Err(format!("`{name}` expects a pointer as argument {i}")),
+        };
+        // AnyDSL's runtime names its C functions `anydsl_*`.
+        let short = name.strip_prefix("anydsl_").unwrap_or(name);
+        if let Some(r) = math(short, args) {
+            return r.map(|v| vec![Value::Bits(v)]);
+        }
+        match short {
+            "print_i16" => self.out.extend_from_slice((bits(0)? as u16 as i16).to_string().as_bytes()),
+            "print_u16" => self.out.extend_from_slice((bits(0)? as u16).to_string().as_bytes()),
             "print_i32" => self.out.extend_from_slice((bits(0)? as u32 as i32).to_string().as_bytes()),
             "print_i64" => self.out.extend_from_slice((bits(0)? as i64).to_string().as_bytes()),
             "print_u32" => self.out.extend_from_slice((bits(0)? as u32).to_string().as_bytes()),
@@ -655,22 +713,58 @@ impl Interp<'_, '_> {
             "print_f64" => self.out.extend_from_slice(format_general(f64::from_bits(bits(0)?), 6).as_bytes()),
             "print_char" => self.out.push(bits(0)? as u8),
             "print_string" => {
-                let Some(Value::Ptr(p)) = args.first() else {
-                    return Err("`print_string` expects a pointer".into());
-                };
-                let bytes = self.c_string(p)?;
+                let p = ptr(0)?;
+                let bytes = self.c_string(&p)?;
                 self.out.extend_from_slice(&bytes);
             }
             "print_flush" => {}
-            "get_micro_time" | "get_kernel_time" => {
-                let us = std::time::SystemTime::now()
+            "get_micro_time" | "get_kernel_time" | "get_nano_time" => {
+                let d = std::time::SystemTime::now()
                     .duration_since(std::time::UNIX_EPOCH)
-                    .map_or(0, |d| d.as_micros() as u64);
-                return Ok(vec![Value::Bits(us)]);
+                    .unwrap_or_default();
+                let t = if short == "get_nano_time" { d.as_nanos() } else { d.as_micros() };
+                return Ok(vec![Value::Bits(t as u64)]);
             }
-            _ => return Err(format!("unknown runtime function `{name}` (the interpreter provides print_*, print_flush and get_micro_time)")),
+            "alloc" | "alloc_host" | "alloc_unified" => {
+                // Memory of `size` bytes; the interpreter keeps one cell per byte, so any
+                // element type with at most byte-sized index arithmetic fits.
+                let size = bits(1)? as i64;
+                if size < 0 || size as u64 > self.limits.max_alloc {
+                    return Err(format!(
+                        "allocation of {size} bytes exceeds the interpreter's limit of {}",
+                        self.limits.max_alloc
+                    ));
+                }
+                let value = Value::Agg(Rc::new(vec![Value::Undef; size as usize]));
+                let p = self.new_block(value, true);
+                return Ok(vec![Value::Ptr(p)]);
+            }
+            "release" | "release_host" => {}
+            "copy" => {
+                let (src, src_off, dst, dst_off, size) = (ptr(1)?, bits(2)?, ptr(4)?, bits(5)?, bits(6)?);
+                for i in 0..size {
+                    let from = self.offset(&src, src_off + i)?;
+                    let to = self.offset(&dst, dst_off + i)?;
+                    let v = self.read(&from)?;
+                    self.write(&to, v)?;
+                }
+            }
+            _ => return Err(format!("unknown runtime function `{name}` (the interpreter provides AnyDSL's printing, time and memory functions and the C math library)")),
         }
         Ok(Vec::new())
+    }
+
+    /// The pointer `i` elements after `p` in the array `p` points into.
+    fn offset(&self, p: &Pointer, i: u64) -> Result<Pointer, String> {
+        let mut path = p.path.to_vec();
+        match path.last_mut() {
+            Some(last) => *last += i,
+            None => path.push(i),
+        }
+        Ok(Pointer {
+            block: p.block,
+            path: path.into(),
+        })
     }
 
     /// The bytes from `p` up to the first zero byte (or the end of the array).
@@ -699,6 +793,53 @@ impl Interp<'_, '_> {
         Ok(out)
     }
 }
+
+/// The C math function `name` (`sqrt` on doubles, `sqrtf` on floats) applied to `args`,
+/// if `name` is one.
+fn math(name: &str, args: &[Value]) -> Option<Result<u64, String>> {
+    let (base, single) = match name.strip_suffix('f') {
+        Some(b) if !matches!(name, "erf" | "modf") && MATH.contains(&b) => (b, true),
+        _ if MATH.contains(&name) => (name, false),
+        _ => return None,
+    };
+    let arg = |i: usize| match args.get(i) {
+        Some(Value::Bits(b)) => Ok(if single { f32::from_bits(*b as u32) as f64 } else { f64::from_bits(*b) }),
+        _ => Err(format!("`{name}` expects a number as argument {i}")),
+    };
+    let r = (|| {
+        let x = arg(0)?;
+        Ok(match base {
+            "sqrt" => x.sqrt(),
+            "cbrt" => x.cbrt(),
+            "sin" => x.sin(),
+            "cos" => x.cos(),
+            "tan" => x.tan(),
+            "asin" => x.asin(),
+            "acos" => x.acos(),
+            "atan" => x.atan(),
+            "atan2" => x.atan2(arg(1)?),
+            "exp" => x.exp(),
+            "exp2" => x.exp2(),
+            "log" => x.ln(),
+            "log2" => x.log2(),
+            "log10" => x.log10(),
+            "pow" => x.powf(arg(1)?),
+            "fabs" => x.abs(),
+            "floor" => x.floor(),
+            "ceil" => x.ceil(),
+            "round" => x.round(),
+            "fmin" => x.min(arg(1)?),
+            "fmax" => x.max(arg(1)?),
+            _ => x % arg(1)?, // fmod
+        })
+    })();
+    Some(r.map(|v: f64| if single { (v as f32).to_bits() as u64 } else { v.to_bits() }))
+}
+
+const MATH: &[&str] = &[
+    "sqrt", "cbrt", "sin", "cos", "tan", "asin", "acos", "atan", "atan2", "exp", "exp2", "log",
+    "log2", "log10", "pow", "fabs", "floor", "ceil", "round", "fmin", "fmax", "fmod",
+];
 
 /// `x` as C++ streams print a double by default (`%g` with `precision` significant digits:
 /// shortest of fixed and scientific, trailing zeros removed).

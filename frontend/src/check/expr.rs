@@ -1,0 +1,1304 @@
+//! Expressions: bidirectional checking with an expected type as a hint.
+
+use super::items::plural;
+use super::pat::int_or_float_lit;
+use super::*;
+use crate::ast::{BinOp, ExprKind as A, UnaryOp};
+use crate::hir::{Expr, ExprKind as K, Lit};
+use crate::token::Literal;
+
+fn err_expr(span: Span) -> Expr {
+    Expr::new(K::Error, TyTable::ERROR, span)
+}
+
+fn is_literal(e: &ast::Expr) -> bool {
+    match &e.kind {
+        A::Lit(Literal::Int(_) | Literal::Float(_)) => true,
+        A::Unary(UnaryOp::Neg | UnaryOp::Plus, x) => is_literal(x),
+        _ => false,
+    }
+}
+
+impl<'a> Checker<'a> {
+    /// Checks `e` against the type `ty`.
+    pub(super) fn check_expr(&mut self, e: &'a ast::Expr, ty: Ty) -> Expr {
+        let h = self.expr(e, Some(ty));
+        self.coerce(h, ty)
+    }
+
+    /// Infers the type of `e`; `hint` is the type the context expects, if known (the
+    /// result may still differ: callers coerce).
+    pub(super) fn expr(&mut self, e: &'a ast::Expr, hint: Option<Ty>) -> Expr {
+        let span = e.span;
+        let hint = hint.map(|h| self.resolve(h));
+        match &e.kind {
+            A::Error => err_expr(span),
+            A::Lit(l) => self.literal(l, hint, span),
+            A::Path(p) => self.path_expr(p, hint, span),
+            A::Tuple(es) => {
+                let hints: Option<Vec<Ty>> = hint.and_then(|h| match self.tys.kind(h) {
+                    TyKind::Tuple(ts) if ts.len() == es.len() => Some(ts.clone()),
+                    _ => None,
+                });
+                let hs: Vec<Expr> = es
+                    .iter()
+                    .enumerate()
+                    .map(|(i, x)| self.expr(x, hints.as_ref().map(|h| h[i])))
+                    .collect();
+                let ty = self.tys.tuple(hs.iter().map(|h| h.ty).collect());
+                Expr::new(K::Tuple(hs), ty, span)
+            }
+            A::Array { elems, simd } => {
+                if *simd {
+                    self.err(span, "`simd` vectors are not supported yet");
+                    return err_expr(span);
+                }
+                let mut elem = hint.and_then(|h| match self.tys.kind(h) {
+                    TyKind::Array { elem, .. } => Some(*elem),
+                    _ => None,
+                });
+                if elems.is_empty() && elem.is_none() {
+                    self.err(span, "cannot infer the element type of an empty array; annotate it");
+                    return err_expr(span);
+                }
+                let mut hs = Vec::new();
+                for x in elems {
+                    let h = match elem {
+                        Some(t) => self.check_expr(x, t),
+                        None => {
+                            let h = self.expr(x, None);
+                            elem = Some(h.ty);
+                            h
+                        }
+                    };
+                    hs.push(h);
+                }
+                let ty = self.tys.intern(TyKind::Array {
+                    elem: elem.unwrap_or(TyTable::ERROR),
+                    len: Some(elems.len() as u64),
+                });
+                Expr::new(K::Array(hs), ty, span)
+            }
+            A::Repeat { elem, count, simd } => {
+                if *simd {
+                    self.err(span, "`simd` vectors are not supported yet");
+                    return err_expr(span);
+                }
+                let eh = hint.and_then(|h| match self.tys.kind(h) {
+                    TyKind::Array { elem, .. } => Some(*elem),
+                    _ => None,
+                });
+                let x = match eh {
+                    Some(t) => self.check_expr(elem, t),
+                    None => self.expr(elem, None),
+                };
+                let ty = self.tys.intern(TyKind::Array {
+                    elem: x.ty,
+                    len: Some(*count),
+                });
+                Expr::new(K::Repeat(Box::new(x), *count), ty, span)
+            }
+            A::Struct {
+                base,
+                update,
+                fields,
+            } => {
+                if *update {
+                    self.struct_update(base, fields, hint, span)
+                } else {
+                    self.struct_lit(base, fields, hint, span)
+                }
+            }
+            A::Block(stmts) => self.block(stmts, hint, span),
+            A::Closure {
+                filter,
+                param,
+                ret,
+                body,
+            } => self.closure(filter.as_ref(), param, ret.as_ref(), body, hint, span, None),
+            A::Call { callee, args } => self.call(callee, args, hint, span, false),
+            A::Field(..) | A::Index(..) => self.place(e),
+            A::Unary(op, x) => self.unary(*op, x, hint, span),
+            A::Binary(op, l, r) => self.binary(*op, l, r, hint, span),
+            A::Cast(x, t) => {
+                let to = self.resolve_type(t);
+                let h = self.expr(x, None);
+                self.cast(h, to, span)
+            }
+            A::If { cond, then, els } => {
+                let c = self.check_expr(cond, TyTable::BOOL);
+                match els {
+                    None => {
+                        let t = self.check_expr(then, TyTable::UNIT);
+                        Expr::new(K::If(Box::new(c), Box::new(t), None), TyTable::UNIT, span)
+                    }
+                    Some(f) => {
+                        let t = self.expr(then, hint);
+                        let fh = if self.resolve(t.ty) == TyTable::NORET { hint } else { hint.or(Some(t.ty)) };
+                        let f = self.expr(f, fh);
+                        let ty = self.join(hint, &[t.ty, f.ty]);
+                        let (t, f) = (self.coerce(t, ty), self.coerce(f, ty));
+                        Expr::new(K::If(Box::new(c), Box::new(t), Some(Box::new(f))), ty, span)
+                    }
+                }
+            }
+            A::IfLet {
+                pat,
+                expr,
+                then,
+                els,
+            } => {
+                let scrut = self.expr(expr, None);
+                self.cx.scopes.push(FxHashMap::default());
+                let p = self.pattern(pat, scrut.ty, false);
+                let t = match els {
+                    None => self.check_expr(then, TyTable::UNIT),
+                    Some(_) => self.expr(then, hint),
+                };
+                self.cx.scopes.pop();
+                let (f, ty) = match els {
+                    None => (Expr::new(K::Tuple(Vec::new()), TyTable::UNIT, span), TyTable::UNIT),
+                    Some(f) => {
+                        let fh = if self.resolve(t.ty) == TyTable::NORET { hint } else { hint.or(Some(t.ty)) };
+                        let f = self.expr(f, fh);
+                        let ty = self.join(hint, &[t.ty, f.ty]);
+                        (f, ty)
+                    }
+                };
+                let (t, f) = (self.coerce(t, ty), self.coerce(f, ty));
+                let wild = hir::Pat {
+                    kind: hir::PatKind::Wild,
+                    ty: scrut.ty,
+                    span,
+                };
+                Expr::new(K::Match(Box::new(scrut), vec![(p, t), (wild, f)]), ty, span)
+            }
+            A::While { cond, body } => {
+                let c = self.check_expr(cond, TyTable::BOOL);
+                let id = self.new_loop();
+                self.cx.loops.push(id);
+                let b = self.expr(body, Some(TyTable::UNIT));
+                self.cx.loops.pop();
+                Expr::new(K::While(id, Box::new(c), Box::new(b)), TyTable::UNIT, span)
+            }
+            A::WhileLet { pat, expr, body } => {
+                let id = self.new_loop();
+                self.cx.loops.push(id);
+                let scrut = self.expr(expr, None);
+                self.cx.scopes.push(FxHashMap::default());
+                let p = self.pattern(pat, scrut.ty, false);
+                let b = self.expr(body, Some(TyTable::UNIT));
+                self.cx.scopes.pop();
+                self.cx.loops.pop();
+                let brk_ty = self.tys.func(TyTable::UNIT, TyTable::NORET);
+                let brk = Expr::new(
+                    K::Call {
+                        callee: Box::new(Expr::new(K::Break(id), brk_ty, span)),
+                        arg: Box::new(Expr::new(K::Tuple(Vec::new()), TyTable::UNIT, span)),
+                        run: false,
+                    },
+                    TyTable::NORET,
+                    span,
+                );
+                let brk = Expr::new(K::Cast(Box::new(brk)), b.ty, span);
+                let wild = hir::Pat {
+                    kind: hir::PatKind::Wild,
+                    ty: scrut.ty,
+                    span,
+                };
+                let bty = b.ty;
+                let m = Expr::new(K::Match(Box::new(scrut), vec![(p, b), (wild, brk)]), bty, span);
+                let t = Expr::new(K::Lit(Lit::Bool(true)), TyTable::BOOL, span);
+                Expr::new(K::While(id, Box::new(t), Box::new(m)), TyTable::UNIT, span)
+            }
+            A::For { pat, call, body } => self.for_loop(pat, call, body, span),
+            A::Match { expr, arms } => {
+                let scrut = self.expr(expr, None);
+                let mut hs = Vec::new();
+                let mut tys = Vec::new();
+                for (p, x) in arms {
+                    self.cx.scopes.push(FxHashMap::default());
+                    let hp = self.pattern(p, scrut.ty, false);
+                    let ah = hint.or_else(|| tys.iter().copied().find(|t| self.resolve(*t) != TyTable::NORET));
+                    let hx = self.expr(x, ah);
+                    self.cx.scopes.pop();
+                    tys.push(hx.ty);
+                    hs.push((hp, hx));
+                }
+                let ty = self.join(hint, &tys);
+                let hs: Vec<(hir::Pat, Expr)> = hs.into_iter().map(|(p, x)| (p, self.coerce(x, ty))).collect();
+                if !arms.is_empty() || true {
+                    let pats: Vec<&hir::Pat> = hs.iter().map(|(p, _)| p).collect();
+                    let sty = self.resolve(scrut.ty);
+                    if !self.exhaustive(&pats, sty) {
+                        let s = self.ty_str(sty);
+                        let d = self
+                            .error(expr.span, format!("`match` does not cover every value of type `{s}`"))
+                            .with_note("add an arm `_ => ...` for the remaining values");
+                        self.emit(d);
+                    }
+                }
+                Expr::new(K::Match(Box::new(scrut), hs), ty, span)
+            }
+            A::Break | A::Continue => {
+                let Some(&id) = self.cx.loops.last() else {
+                    let what = if matches!(e.kind, A::Break) { "break" } else { "continue" };
+                    self.err(span, format!("`{what}` outside of a loop"));
+                    return err_expr(span);
+                };
+                let ty = self.tys.func(TyTable::UNIT, TyTable::NORET);
+                let kind = if matches!(e.kind, A::Break) { K::Break(id) } else { K::Continue(id) };
+                Expr::new(kind, ty, span)
+            }
+            A::Return => {
+                let Some(&(f, codom)) = self.cx.fns.last() else {
+                    self.err(span, "`return` outside of a function");
+                    return err_expr(span);
+                };
+                let ty = self.tys.func(codom, TyTable::NORET);
+                Expr::new(K::Return(f), ty, span)
+            }
+            A::Filtered(flt, x) => {
+                if let Some(c) = &flt.expr {
+                    let _ = self.check_expr(c, TyTable::BOOL);
+                }
+                match &x.kind {
+                    A::Call { callee, args } => self.call(callee, args, hint, span, true),
+                    _ => {
+                        self.err(x.span, "`@` before an expression must be followed by a call: `@f(x)`");
+                        err_expr(span)
+                    }
+                }
+            }
+        }
+    }
+
+    fn new_loop(&mut self) -> LoopId {
+        self.next_loop += 1;
+        self.next_loop - 1
+    }
+
+    /// The type of a conditional with branches of types `tys`.
+    fn join(&mut self, hint: Option<Ty>, tys: &[Ty]) -> Ty {
+        if let Some(h) = hint {
+            if !self.tys.has_vars(h) || tys.is_empty() {
+                return h;
+            }
+        }
+        tys.iter()
+            .copied()
+            .find(|t| self.resolve(*t) != TyTable::NORET)
+            .unwrap_or(TyTable::NORET)
+    }
+
+    fn literal(&mut self, l: &Literal, hint: Option<Ty>, span: Span) -> Expr {
+        match l {
+            Literal::Int(v) => {
+                let ty = match hint {
+                    Some(h) if self.tys.is_num(h) => h,
+                    Some(h) if matches!(self.tys.kind(h), TyKind::Var(_)) => {
+                        self.unify(h, TyTable::I32);
+                        TyTable::I32
+                    }
+                    _ => TyTable::I32,
+                };
+                Expr::new(K::Lit(int_or_float_lit(&self.tys, ty, *v)), ty, span)
+            }
+            Literal::Float(f) => {
+                let ty = match hint {
+                    Some(h) if self.tys.is_float(h) => h,
+                    _ => TyTable::F64,
+                };
+                Expr::new(K::Lit(Lit::Float(*f)), ty, span)
+            }
+            Literal::Bool(b) => Expr::new(K::Lit(Lit::Bool(*b)), TyTable::BOOL, span),
+            Literal::Char(c) => Expr::new(K::Lit(Lit::Int(*c as u64)), TyTable::U8, span),
+            Literal::Str(s) => {
+                let mut bytes = s.clone();
+                bytes.push(0);
+                let arr = self.tys.intern(TyKind::Array {
+                    elem: TyTable::U8,
+                    len: Some(bytes.len() as u64),
+                });
+                let ty = self.tys.ptr(arr, false);
+                Expr::new(K::Str(bytes.into()), ty, span)
+            }
+        }
+    }
+
+    /// A path in expression position.
+    fn path_expr(&mut self, p: &ast::Path, hint: Option<Ty>, span: Span) -> Expr {
+        let Some(r) = self.path_target(p) else {
+            return err_expr(span);
+        };
+        match r {
+            Local::Var(v) => self.var_expr(v, span),
+            Local::Item(r) => self.item_expr(r, p, hint, span),
+        }
+    }
+
+    fn var_expr(&mut self, v: VarId, span: Span) -> Expr {
+        let var = &mut self.vars[v as usize];
+        var.used = true;
+        let (mutable, ty, name, decl) = (var.mutable, var.ty, var.name.clone(), var.span);
+        if self.cx.in_filter && mutable {
+            let d = self
+                .error(span, format!("filters may not read the mutable variable `{name}`"))
+                .with_secondary(decl, "declared `mut` here")
+                .with_note("a filter decides at compile time; it can only look at values that do not change");
+            self.emit(d);
+        }
+        Expr::new(K::Var(v), ty, span)
+    }
+
+    /// What a path names: a local variable or an item.
+    fn path_target(&mut self, p: &ast::Path) -> Option<Local> {
+        if p.segments.len() == 1 {
+            let seg = &p.segments[0];
+            match self.lookup(&seg.ident.name) {
+                Some(Local::Var(v)) => {
+                    if !seg.type_args.is_empty() {
+                        self.err(p.span, "a variable takes no type arguments");
+                    }
+                    Some(Local::Var(v))
+                }
+                Some(Local::Item(r)) => Some(Local::Item(self.deref_use(r, seg.ident.span)?)),
+                None => {
+                    self.unknown_name(&seg.ident, "value");
+                    None
+                }
+            }
+        } else {
+            self.resolve_path_item(p).map(Local::Item)
+        }
+    }
+
+    fn item_expr(&mut self, r: ItemRef, p: &ast::Path, hint: Option<Ty>, span: Span) -> Expr {
+        let last = p.segments.last().expect("paths have a segment");
+        match r {
+            ItemRef::Fn(f) => {
+                let (dom, codom) = self.fn_sig(f, span);
+                let info = &self.fns[f as usize];
+                let outer = info.outer_params as usize;
+                let own = info.type_params.len() - outer;
+                let mut args: Vec<Ty> = (0..outer as u32).map(|i| self.tys.intern(TyKind::Param(i))).collect();
+                if last.type_args.is_empty() {
+                    for _ in 0..own {
+                        let v = self.fresh_var();
+                        args.push(v);
+                    }
+                } else {
+                    if last.type_args.len() != own {
+                        self.err(
+                            p.span,
+                            format!("`{}` takes {own} type argument{}, but {} were given", last.ident.name, plural(own), last.type_args.len()),
+                        );
+                        return err_expr(span);
+                    }
+                    for t in &last.type_args {
+                        let t = self.resolve_type(t);
+                        args.push(t);
+                    }
+                }
+                let fty = self.tys.func(dom, codom);
+                let ty = self.tys.subst(fty, &args);
+                Expr::new(K::Fn(f, args), ty, span)
+            }
+            ItemRef::Static(s) => {
+                let ty = self.static_info(s, span);
+                if self.cx.in_filter && self.statics[s as usize].mutable {
+                    self.err(span, format!("filters may not read the mutable static `{}`", self.statics[s as usize].name));
+                }
+                Expr::new(K::Static(s), ty, span)
+            }
+            ItemRef::Variant(e, i) => {
+                let args: Vec<Ty> = last.type_args.iter().map(|t| self.resolve_type(t)).collect();
+                let ety = self.type_of_item(ItemRef::Enum(e), args, span, true);
+                if let Some(h) = hint {
+                    self.unify(ety, h);
+                }
+                let info = self.enum_info(e);
+                if info.variants[i as usize].1.is_some() {
+                    let name = info.variants[i as usize].0.clone();
+                    self.err(span, format!("variant `{name}` carries a value: write `{name}(...)`"));
+                    return err_expr(span);
+                }
+                Expr::new(K::Variant(i, None), ety, span)
+            }
+            ItemRef::Struct(d) => {
+                let info = self.struct_info(d).clone();
+                if info.fields.is_empty() {
+                    let args: Vec<Ty> = last.type_args.iter().map(|t| self.resolve_type(t)).collect();
+                    let ty = self.type_of_item(r, args, span, true);
+                    return Expr::new(K::Struct(Vec::new()), ty, span);
+                }
+                let d = self
+                    .error(span, format!("struct `{}` is not a value", info.name))
+                    .with_note(if info.tuple_like {
+                        format!("build one with `{}(...)`", info.name)
+                    } else {
+                        format!("build one with `{} {{ field = value, ... }}`", info.name)
+                    });
+                self.emit(d);
+                err_expr(span)
+            }
+            ItemRef::Mod(_) => {
+                self.err(span, format!("module `{}` is not a value", last.ident.name));
+                err_expr(span)
+            }
+            ItemRef::Enum(_) | ItemRef::Alias(_) => {
+                self.err(span, format!("type `{}` is not a value", last.ident.name));
+                err_expr(span)
+            }
+            ItemRef::Use(_) => err_expr(span),
+        }
+    }
+
+    /// Checks the arguments of a call against the domain `dom`.
+    fn args(&mut self, args: &'a [ast::Expr], dom: Ty, span: Span) -> Expr {
+        if args.len() == 1 {
+            return self.check_expr(&args[0], dom);
+        }
+        let rdom = self.resolve(dom);
+        let elems: Vec<Ty> = match self.tys.kind(rdom) {
+            TyKind::Tuple(ts) if ts.len() == args.len() => ts.clone(),
+            TyKind::Var(_) => {
+                let ts: Vec<Ty> = args.iter().map(|_| self.fresh_var()).collect();
+                let t = self.tys.tuple(ts.clone());
+                self.unify(rdom, t);
+                ts
+            }
+            TyKind::Error => vec![TyTable::ERROR; args.len()],
+            kind => {
+                let n = match kind {
+                    TyKind::Tuple(ts) => ts.len(),
+                    _ => 1,
+                };
+                let s = self.ty_str(dom);
+                let d = self
+                    .error(span, format!("this function takes {n} argument{}, but {} were given", plural(n), args.len()))
+                    .with_note(format!("the parameter type is `{s}`"));
+                self.emit(d);
+                for a in args {
+                    self.expr(a, None);
+                }
+                return err_expr(span);
+            }
+        };
+        let hs: Vec<Expr> = args.iter().zip(elems).map(|(a, t)| self.check_expr(a, t)).collect();
+        Expr::new(K::Tuple(hs), dom, span)
+    }
+
+    fn call(&mut self, callee: &'a ast::Expr, args: &'a [ast::Expr], hint: Option<Ty>, span: Span, run: bool) -> Expr {
+        // Constructors: enum variants with a payload and tuple-like structs.
+        if let A::Path(p) = &callee.kind {
+            if let Some(Local::Item(r)) = self.peek_path(p) {
+                match r {
+                    ItemRef::Variant(e, i) => {
+                        let last = p.segments.last().expect("paths have a segment");
+                        let targs: Vec<Ty> = last.type_args.iter().map(|t| self.resolve_type(t)).collect();
+                        let ety = self.type_of_item(ItemRef::Enum(e), targs, span, true);
+                        if let Some(h) = hint {
+                            self.unify(ety, h);
+                        }
+                        let info = self.enum_info(e).clone();
+                        let TyKind::Enum(_, targs) = self.tys.kind(ety).clone() else {
+                            return err_expr(span);
+                        };
+                        let Some(payload) = info.variants[i as usize].1 else {
+                            self.err(span, format!("variant `{}` carries no value", info.variants[i as usize].0));
+                            return err_expr(span);
+                        };
+                        let pty = self.tys.subst(payload, &targs);
+                        let a = self.args(args, pty, span);
+                        return Expr::new(K::Variant(i, Some(Box::new(a))), ety, span);
+                    }
+                    ItemRef::Struct(d) if self.struct_info(d).tuple_like => {
+                        let last = p.segments.last().expect("paths have a segment");
+                        let targs: Vec<Ty> = last.type_args.iter().map(|t| self.resolve_type(t)).collect();
+                        let sty = self.type_of_item(r, targs, span, true);
+                        if let Some(h) = hint {
+                            self.unify(sty, h);
+                        }
+                        let TyKind::Struct(_, targs) = self.tys.kind(sty).clone() else {
+                            return err_expr(span);
+                        };
+                        let info = self.struct_info(d).clone();
+                        if args.len() != info.fields.len() {
+                            self.err(span, format!("`{}` has {} field{}, but {} values were given", info.name, info.fields.len(), plural(info.fields.len()), args.len()));
+                            return err_expr(span);
+                        }
+                        let hs = args
+                            .iter()
+                            .zip(&info.fields)
+                            .map(|(a, (_, t))| {
+                                let t = self.tys.subst(*t, &targs);
+                                self.check_expr(a, t)
+                            })
+                            .collect();
+                        return Expr::new(K::Struct(hs), sty, span);
+                    }
+                    _ => {}
+                }
+            }
+        }
+        let f = self.expr(callee, None);
+        let f = self.auto_deref_callee(f);
+        let fty = self.resolve(f.ty);
+        match self.tys.kind(fty).clone() {
+            TyKind::Fn { dom, codom } => {
+                let a = self.args(args, dom, span);
+                Expr::new(
+                    K::Call {
+                        callee: Box::new(f),
+                        arg: Box::new(a),
+                        run,
+                    },
+                    codom,
+                    span,
+                )
+            }
+            TyKind::Array { elem, .. } => {
+                if args.len() != 1 {
+                    self.err(span, "an array is indexed with one index: `a(i)`");
+                    return err_expr(span);
+                }
+                let i = self.index(&args[0]);
+                Expr::new(K::Index(Box::new(f), Box::new(i)), elem, span)
+            }
+            TyKind::Error => {
+                for a in args {
+                    self.expr(a, None);
+                }
+                err_expr(span)
+            }
+            _ => {
+                let s = self.ty_str(fty);
+                let d = self
+                    .error(callee.span, format!("expected a function or an array, found `{s}`"))
+                    .with_label_message("cannot be called");
+                self.emit(d);
+                err_expr(span)
+            }
+        }
+    }
+
+    /// Resolves a path without reporting errors (to look for constructors).
+    fn peek_path(&mut self, p: &ast::Path) -> Option<Local> {
+        let n = self.diags.len();
+        let r = self.path_target(p);
+        self.diags.truncate(n);
+        r
+    }
+
+    /// `p(i)` where `p` points to an array indexes the array.
+    fn auto_deref_callee(&mut self, f: Expr) -> Expr {
+        let t = self.resolve(f.ty);
+        if let TyKind::Ptr { pointee, .. } = self.tys.kind(t) {
+            let pointee = *pointee;
+            if matches!(self.tys.kind(self.resolve(pointee)), TyKind::Array { .. }) {
+                let span = f.span;
+                return Expr::new(K::Deref(Box::new(f)), pointee, span);
+            }
+        }
+        f
+    }
+
+    fn index(&mut self, i: &'a ast::Expr) -> Expr {
+        let h = self.expr(i, None);
+        let t = self.resolve(h.ty);
+        if !self.tys.is_int(t) && t != TyTable::ERROR {
+            let s = self.ty_str(t);
+            self.err(i.span, format!("array indices are integers, found `{s}`"));
+            return err_expr(i.span);
+        }
+        h
+    }
+
+    /// A place: a variable, `*p`, a field or an element of a place (pointers to structs and
+    /// arrays are dereferenced automatically). Other expressions are values.
+    pub(super) fn place(&mut self, e: &'a ast::Expr) -> Expr {
+        let span = e.span;
+        match &e.kind {
+            A::Unary(UnaryOp::Deref, p) => self.deref_place(p, span),
+            A::Field(b, name) => {
+                let base = self.place_base(b);
+                let t = self.resolve(base.ty);
+                match self.tys.kind(t).clone() {
+                    TyKind::Struct(d, args) => {
+                        let info = self.struct_info(d).clone();
+                        match info.fields.iter().position(|(n, _)| n == &name.name) {
+                            Some(i) => {
+                                let ft = self.tys.subst(info.fields[i].1, &args);
+                                Expr::new(K::Field(Box::new(base), i as u32), ft, span)
+                            }
+                            None => {
+                                self.unknown_field(name, &info);
+                                err_expr(span)
+                            }
+                        }
+                    }
+                    TyKind::Error => err_expr(span),
+                    _ => {
+                        let s = self.ty_str(t);
+                        self.err(name.span, format!("no field `{}` on a value of type `{s}`", name.name));
+                        err_expr(span)
+                    }
+                }
+            }
+            A::Index(b, i) => {
+                let base = self.place_base(b);
+                let t = self.resolve(base.ty);
+                let ft = match self.tys.kind(t).clone() {
+                    TyKind::Tuple(ts) => ts.get(*i as usize).copied(),
+                    TyKind::Struct(d, args) => {
+                        let info = self.struct_info(d).clone();
+                        info.fields.get(*i as usize).map(|(_, ft)| *ft).map(|ft| self.tys.subst(ft, &args))
+                    }
+                    TyKind::Error => return err_expr(span),
+                    _ => None,
+                };
+                match ft {
+                    Some(ft) => Expr::new(K::Field(Box::new(base), *i as u32), ft, span),
+                    None => {
+                        let s = self.ty_str(t);
+                        self.err(span, format!("no element {i} in a value of type `{s}`"));
+                        err_expr(span)
+                    }
+                }
+            }
+            A::Call { callee, args } if args.len() == 1 => {
+                let base = self.place_base(callee);
+                let t = self.resolve(base.ty);
+                match self.tys.kind(t).clone() {
+                    TyKind::Array { elem, .. } => {
+                        let i = self.index(&args[0]);
+                        Expr::new(K::Index(Box::new(base), Box::new(i)), elem, span)
+                    }
+                    _ => {
+                        // Not an element: a call, which is a value.
+                        self.expr(e, None)
+                    }
+                }
+            }
+            A::Path(_) => self.expr(e, None),
+            _ => self.expr(e, None),
+        }
+    }
+
+    /// `*p` as a place.
+    fn deref_place(&mut self, p: &'a ast::Expr, span: Span) -> Expr {
+        let h = self.expr(p, None);
+        let t = self.resolve(h.ty);
+        match self.tys.kind(t) {
+            TyKind::Ptr { pointee, .. } => {
+                let pointee = *pointee;
+                Expr::new(K::Deref(Box::new(h)), pointee, span)
+            }
+            TyKind::Error => err_expr(span),
+            _ => {
+                let s = self.ty_str(t);
+                self.err(span, format!("cannot dereference a value of type `{s}`"));
+                err_expr(span)
+            }
+        }
+    }
+
+    /// The base of a field or element access: a place, dereferenced if it is a pointer.
+    fn place_base(&mut self, b: &'a ast::Expr) -> Expr {
+        let mut h = self.place(b);
+        loop {
+            let t = self.resolve(h.ty);
+            let TyKind::Ptr { pointee, .. } = self.tys.kind(t) else {
+                return h;
+            };
+            let pointee = *pointee;
+            let span = h.span;
+            h = Expr::new(K::Deref(Box::new(h)), pointee, span);
+        }
+    }
+
+    /// Reports an error unless `h` is a place that may be written; marks variables mutated.
+    pub(super) fn require_mutable(&mut self, h: &Expr, what: &str) {
+        match &h.kind {
+            K::Var(v) => {
+                let var = &mut self.vars[*v as usize];
+                if var.mutable {
+                    var.mutated = true;
+                } else {
+                    let (name, decl) = (var.name.clone(), var.span);
+                    let d = self
+                        .error(h.span, format!("cannot {what} the immutable variable `{name}`"))
+                        .with_secondary(decl, format!("declared here; make it mutable: `mut {name}`"));
+                    self.emit(d);
+                }
+            }
+            K::Static(s) => {
+                if !self.statics[*s as usize].mutable {
+                    let name = self.statics[*s as usize].name.clone();
+                    self.err(h.span, format!("cannot {what} the immutable static `{name}`; declare it `static mut`"));
+                }
+            }
+            K::Deref(p) => {
+                let t = self.resolve(p.ty);
+                if let TyKind::Ptr { mutable: false, .. } = self.tys.kind(t) {
+                    let s = self.ty_str(t);
+                    let d = self
+                        .error(h.span, format!("cannot {what} through a pointer of type `{s}`"))
+                        .with_note("only `&mut` pointers allow writes");
+                    self.emit(d);
+                }
+            }
+            K::Field(b, _) | K::Index(b, _) => self.require_mutable(b, what),
+            K::Error => {}
+            _ => self.err(h.span, format!("cannot {what} this expression: it is not a variable, a field, an element or `*p`")),
+        }
+    }
+
+    fn unary(&mut self, op: UnaryOp, x: &'a ast::Expr, hint: Option<Ty>, span: Span) -> Expr {
+        match op {
+            UnaryOp::Not | UnaryOp::Neg | UnaryOp::Plus => {
+                let h = self.expr(x, hint);
+                let t = self.resolve(h.ty);
+                let ok = match op {
+                    UnaryOp::Not => self.tys.is_int(t) || t == TyTable::BOOL,
+                    _ => self.tys.is_num(t),
+                };
+                if !ok && t != TyTable::ERROR {
+                    let s = self.ty_str(t);
+                    let sym = match op {
+                        UnaryOp::Not => "!",
+                        UnaryOp::Neg => "-",
+                        _ => "+",
+                    };
+                    self.err(span, format!("cannot apply `{sym}` to a value of type `{s}`"));
+                    return err_expr(span);
+                }
+                if op == UnaryOp::Plus {
+                    return h;
+                }
+                // Fold `-literal` so that `-128` fits in `i8`.
+                if let (UnaryOp::Neg, K::Lit(l)) = (op, &h.kind) {
+                    let l = match *l {
+                        Lit::Int(v) => Lit::Int(v.wrapping_neg()),
+                        Lit::Float(f) => Lit::Float(-f),
+                        b => b,
+                    };
+                    return Expr::new(K::Lit(l), t, span);
+                }
+                Expr::new(K::Unary(op, Box::new(h)), t, span)
+            }
+            UnaryOp::Deref => self.deref_place(x, span),
+            UnaryOp::AddrOf | UnaryOp::AddrOfMut => {
+                let h = self.place(x);
+                let mutable = op == UnaryOp::AddrOfMut;
+                if mutable {
+                    self.require_mutable(&h, "borrow mutably");
+                }
+                let ty = self.tys.ptr(h.ty, mutable);
+                Expr::new(K::AddrOf(Box::new(h)), ty, span)
+            }
+            UnaryOp::PreInc | UnaryOp::PreDec | UnaryOp::PostInc | UnaryOp::PostDec => {
+                let h = self.place(x);
+                self.require_mutable(&h, "change");
+                self.mark_used(&h);
+                let t = self.resolve(h.ty);
+                if !self.tys.is_num(t) && t != TyTable::ERROR {
+                    let s = self.ty_str(t);
+                    self.err(span, format!("`++` and `--` apply to numbers, not to `{s}`"));
+                }
+                let inc = matches!(op, UnaryOp::PreInc | UnaryOp::PostInc);
+                let post = matches!(op, UnaryOp::PostInc | UnaryOp::PostDec);
+                Expr::new(K::IncDec(Box::new(h), inc, post), t, span)
+            }
+            UnaryOp::Known => {
+                let h = self.expr(x, None);
+                Expr::new(K::Known(Box::new(h)), TyTable::BOOL, span)
+            }
+            UnaryOp::Halt => {
+                let h = self.expr(x, hint);
+                let t = h.ty;
+                Expr::new(K::Halt(Box::new(h)), t, span)
+            }
+        }
+    }
+
+    fn mark_used(&mut self, h: &Expr) {
+        match &h.kind {
+            K::Var(v) => self.vars[*v as usize].used = true,
+            K::Field(b, _) | K::Index(b, _) => self.mark_used(b),
+            _ => {}
+        }
+    }
+
+    /// Checks both operands of a binary operator so that they have one type.
+    fn operands(&mut self, l: &'a ast::Expr, r: &'a ast::Expr, hint: Option<Ty>) -> (Expr, Expr) {
+        if is_literal(l) && !is_literal(r) {
+            let hr = self.expr(r, hint);
+            let hl = self.check_expr(l, hr.ty);
+            (hl, hr)
+        } else {
+            let hl = self.expr(l, hint);
+            let hr = self.check_expr(r, hl.ty);
+            (hl, hr)
+        }
+    }
+
+    fn binary(&mut self, op: BinOp, l: &'a ast::Expr, r: &'a ast::Expr, hint: Option<Ty>, span: Span) -> Expr {
+        match op {
+            BinOp::AndAnd | BinOp::OrOr => {
+                let hl = self.check_expr(l, TyTable::BOOL);
+                let hr = self.check_expr(r, TyTable::BOOL);
+                let k = if op == BinOp::AndAnd {
+                    K::And(Box::new(hl), Box::new(hr))
+                } else {
+                    K::Or(Box::new(hl), Box::new(hr))
+                };
+                Expr::new(k, TyTable::BOOL, span)
+            }
+            BinOp::Assign => {
+                let p = self.place(l);
+                self.require_mutable(&p, "assign to");
+                let v = self.check_expr(r, p.ty);
+                Expr::new(K::Assign(Box::new(p), Box::new(v)), TyTable::UNIT, span)
+            }
+            BinOp::AssignOp(a) => {
+                let p = self.place(l);
+                self.require_mutable(&p, "assign to");
+                self.mark_used(&p);
+                let v = self.check_expr(r, p.ty);
+                let arith = match a {
+                    ast::AssignOp::Add => BinOp::Add,
+                    ast::AssignOp::Sub => BinOp::Sub,
+                    ast::AssignOp::Mul => BinOp::Mul,
+                    ast::AssignOp::Div => BinOp::Div,
+                    ast::AssignOp::Rem => BinOp::Rem,
+                    ast::AssignOp::Shl => BinOp::Shl,
+                    ast::AssignOp::Shr => BinOp::Shr,
+                    ast::AssignOp::And => BinOp::And,
+                    ast::AssignOp::Or => BinOp::Or,
+                    ast::AssignOp::Xor => BinOp::Xor,
+                };
+                let t = self.resolve(p.ty);
+                if !self.op_applies(arith, t) {
+                    self.bad_operands(op, t, span);
+                }
+                Expr::new(K::AssignOp(arith, Box::new(p), Box::new(v)), TyTable::UNIT, span)
+            }
+            _ => {
+                let cmp = op.precedence() == 7;
+                let (hl, hr) = self.operands(l, r, if cmp { None } else { hint });
+                let t = self.resolve(hl.ty);
+                if t == TyTable::ERROR || self.resolve(hr.ty) == TyTable::ERROR {
+                    return err_expr(span);
+                }
+                if !self.op_applies(op, t) {
+                    self.bad_operands(op, t, span);
+                    return err_expr(span);
+                }
+                let ty = if cmp { TyTable::BOOL } else { t };
+                Expr::new(K::Binary(op, Box::new(hl), Box::new(hr)), ty, span)
+            }
+        }
+    }
+
+    fn op_applies(&self, op: BinOp, t: Ty) -> bool {
+        let (int, float, b) = (self.tys.is_int(t), self.tys.is_float(t), t == TyTable::BOOL);
+        match op {
+            BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Rem => int || float,
+            BinOp::And | BinOp::Or | BinOp::Xor => int || b,
+            BinOp::Shl | BinOp::Shr => int,
+            BinOp::Eq | BinOp::Ne => int || float || b || matches!(self.tys.kind(t), TyKind::Ptr { .. }),
+            BinOp::Lt | BinOp::Gt | BinOp::Le | BinOp::Ge => int || float,
+            _ => false,
+        }
+    }
+
+    fn bad_operands(&mut self, op: BinOp, t: Ty, span: Span) {
+        let s = self.ty_str(t);
+        self.err(span, format!("cannot apply `{}` to operands of type `{s}`", op.symbol()));
+    }
+
+    fn cast(&mut self, h: Expr, to: Ty, span: Span) -> Expr {
+        let from = self.resolve(h.ty);
+        let prim = |c: &Self, t: Ty| c.tys.as_prim(t).is_some();
+        let is_ptr = |c: &Self, t: Ty| matches!(c.tys.kind(t), TyKind::Ptr { .. });
+        if from == to || from == TyTable::ERROR || to == TyTable::ERROR {
+            return Expr { ty: to, ..h };
+        }
+        if (prim(self, from) && prim(self, to)) || (is_ptr(self, from) && is_ptr(self, to)) {
+            return Expr::new(K::Cast(Box::new(h)), to, span);
+        }
+        if self.subtype(from, to).is_some() {
+            return self.coerce(h, to);
+        }
+        let (a, b) = (self.ty_str(from), self.ty_str(to));
+        let d = self
+            .error(span, format!("invalid cast from `{a}` to `{b}`"))
+            .with_note("`as` converts between numbers and `bool`, and between pointers");
+        self.emit(d);
+        err_expr(span)
+    }
+
+    fn struct_lit(&mut self, base: &'a ast::Expr, fields: &'a [(ast::Ident, ast::Expr)], hint: Option<Ty>, span: Span) -> Expr {
+        let A::Path(p) = &base.kind else {
+            self.err(base.span, "expected a struct name");
+            return err_expr(span);
+        };
+        let Some(r) = self.resolve_path_item(p) else {
+            return err_expr(span);
+        };
+        let ItemRef::Struct(d) = r else {
+            let d = self.error(p.span, "expected a struct").with_note(match r {
+                ItemRef::Variant(..) => "enum variants with named fields are not supported yet",
+                _ => "only structs are built with `Name { field = value }`",
+            });
+            self.emit(d);
+            return err_expr(span);
+        };
+        let last = p.segments.last().expect("paths have a segment");
+        let targs: Vec<Ty> = last.type_args.iter().map(|t| self.resolve_type(t)).collect();
+        let sty = self.type_of_item(r, targs, p.span, true);
+        if let Some(h) = hint {
+            self.unify(sty, h);
+        }
+        let TyKind::Struct(_, targs) = self.tys.kind(sty).clone() else {
+            return err_expr(span);
+        };
+        let info = self.struct_info(d).clone();
+        let mut values: Vec<Option<Expr>> = vec![None; info.fields.len()];
+        for (name, x) in fields {
+            match info.fields.iter().position(|(n, _)| n == &name.name) {
+                Some(i) => {
+                    let ft = self.tys.subst(info.fields[i].1, &targs);
+                    let h = self.check_expr(x, ft);
+                    if values[i].is_some() {
+                        self.err(name.span, format!("field `{}` is given twice", name.name));
+                    }
+                    values[i] = Some(h);
+                }
+                None => {
+                    self.unknown_field(name, &info);
+                    self.expr(x, None);
+                }
+            }
+        }
+        let mut missing = Vec::new();
+        let mut out = Vec::new();
+        for (i, v) in values.into_iter().enumerate() {
+            match v.or_else(|| info.defaults[i].clone()) {
+                Some(h) => out.push(h),
+                None => {
+                    missing.push(format!("`{}`", info.fields[i].0));
+                    out.push(err_expr(span));
+                }
+            }
+        }
+        if !missing.is_empty() {
+            self.err(span, format!("missing field{} {} in `{}`", plural(missing.len()), missing.join(", "), info.name));
+        }
+        Expr::new(K::Struct(out), sty, span)
+    }
+
+    fn struct_update(&mut self, base: &'a ast::Expr, fields: &'a [(ast::Ident, ast::Expr)], hint: Option<Ty>, span: Span) -> Expr {
+        let b = self.expr(base, hint);
+        let t = self.resolve(b.ty);
+        let TyKind::Struct(d, targs) = self.tys.kind(t).clone() else {
+            if t != TyTable::ERROR {
+                let s = self.ty_str(t);
+                self.err(base.span, format!("`.{{ }}` updates a struct, found `{s}`"));
+            }
+            return err_expr(span);
+        };
+        let info = self.struct_info(d).clone();
+        let mut out = Vec::new();
+        for (name, x) in fields {
+            match info.fields.iter().position(|(n, _)| n == &name.name) {
+                Some(i) => {
+                    let ft = self.tys.subst(info.fields[i].1, &targs);
+                    out.push((i as u32, self.check_expr(x, ft)));
+                }
+                None => self.unknown_field(name, &info),
+            }
+        }
+        Expr::new(K::Update(Box::new(b), out), t, span)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn closure(
+        &mut self,
+        filter: Option<&'a ast::Filter>,
+        param: &ast::Pattern,
+        ret: Option<&ast::Type>,
+        body: &'a ast::Expr,
+        hint: Option<Ty>,
+        span: Span,
+        continue_of: Option<LoopId>,
+    ) -> Expr {
+        let (hdom, hcodom) = match hint.map(|h| self.tys.kind(h).clone()) {
+            Some(TyKind::Fn { dom, codom }) => (Some(dom), Some(codom)),
+            _ => (None, None),
+        };
+        let params = match &param.kind {
+            ast::PatternKind::Tuple(ps) => ps.as_slice(),
+            _ => std::slice::from_ref(param),
+        };
+        let dom = match hdom {
+            Some(d) => d,
+            None => {
+                let ts: Vec<Ty> = params.iter().map(|_| self.fresh_var()).collect();
+                if ts.len() == 1 {
+                    ts[0]
+                } else {
+                    self.tys.tuple(ts)
+                }
+            }
+        };
+        let codom = match ret {
+            Some(t) => self.resolve_type(t),
+            None => match hcodom {
+                Some(c) => c,
+                None => self.fresh_var(),
+            },
+        };
+        self.cx.scopes.push(FxHashMap::default());
+        let hp = self.fn_params(param, dom);
+        let filter = filter.map(|f| self.check_filter(f));
+        let b = self.expr(body, Some(codom));
+        let b = if matches!(self.tys.kind(self.resolve(codom)), TyKind::Var(_)) && self.unify(codom, b.ty) {
+            b
+        } else {
+            self.coerce(b, codom)
+        };
+        self.cx.scopes.pop();
+        let ty = self.tys.func(dom, codom);
+        let lambda = hir::Lambda {
+            param: hp,
+            dom,
+            codom,
+            body: b,
+            filter,
+            continue_of,
+            returns_of: None,
+        };
+        Expr::new(K::Lambda(Box::new(lambda)), ty, span)
+    }
+
+    fn for_loop(&mut self, pat: &ast::Pattern, call: &'a ast::Expr, body: &'a ast::Expr, span: Span) -> Expr {
+        let A::Call { callee, args } = &call.kind else {
+            let d = self
+                .error(call.span, "`for` loops iterate over a call: `for x in gen(args) { ... }`")
+                .with_note("the loop is `gen(|x| { ... })(args)`");
+            self.emit(d);
+            return err_expr(span);
+        };
+        let gen = self.expr(callee, None);
+        let gty = self.resolve(gen.ty);
+        let TyKind::Fn { dom: body_ty, codom: after } = self.tys.kind(gty).clone() else {
+            if gty != TyTable::ERROR {
+                let s = self.ty_str(gty);
+                self.err(callee.span, format!("`for` needs a function that takes the loop body, found `{s}`"));
+            }
+            return err_expr(span);
+        };
+        let id = self.new_loop();
+        self.cx.loops.push(id);
+        let closure_param = ast::Pattern {
+            kind: ast::PatternKind::Tuple(vec![pat.clone()]),
+            span: pat.span,
+        };
+        let lambda = self.closure(None, &closure_param, None, body, Some(body_ty), body.span, Some(id));
+        self.cx.loops.pop();
+        let lambda = self.coerce(lambda, body_ty);
+        let after = self.resolve(after);
+        let inner = Expr::new(
+            K::Call {
+                callee: Box::new(gen),
+                arg: Box::new(lambda),
+                run: false,
+            },
+            after,
+            call.span,
+        );
+        let TyKind::Fn { dom: adom, codom: result } = self.tys.kind(after).clone() else {
+            if after != TyTable::ERROR {
+                let s = self.ty_str(after);
+                self.err(callee.span, format!("`for` needs a generator that returns a function of the bounds, found one returning `{s}`"));
+            }
+            return err_expr(span);
+        };
+        let a = self.args(args, adom, call.span);
+        Expr::new(
+            K::For {
+                id,
+                inner: Box::new(inner),
+                args: Box::new(a),
+            },
+            result,
+            span,
+        )
+    }
+
+    fn block(&mut self, stmts: &'a [ast::Stmt], hint: Option<Ty>, span: Span) -> Expr {
+        self.cx.scopes.push(FxHashMap::default());
+        let items = stmts.iter().filter_map(|s| match s {
+            ast::Stmt::Item(i) => Some(i),
+            _ => None,
+        });
+        let first_fn = self.fns.len();
+        self.register_block_items(items);
+        // Nested functions: signatures now (they may be called before their declaration).
+        for f in first_fn..self.fns.len() {
+            if self.fns[f].nested && self.fn_src[f].state == SigState::Pending {
+                self.with_own_type_params(f as FnId, |c| c.resolve_fn_sig(f as FnId));
+            }
+        }
+        let mut out = Vec::new();
+        let mut value = None;
+        let mut diverges = false;
+        for (i, s) in stmts.iter().enumerate() {
+            let last = i + 1 == stmts.len();
+            match s {
+                ast::Stmt::Let { pat, init, span } => {
+                    let declared = match &pat.kind {
+                        ast::PatternKind::Typed { ty, .. } => Some(self.resolve_type(ty)),
+                        _ => None,
+                    };
+                    let h = init.as_ref().map(|e| match declared {
+                        Some(t) => self.check_expr(e, t),
+                        None => self.expr(e, None),
+                    });
+                    let ty = declared.or(h.as_ref().map(|h| h.ty)).unwrap_or_else(|| {
+                        self.err(*span, "a `let` without initializer needs a type: `let mut x: T;`");
+                        TyTable::ERROR
+                    });
+                    if h.is_none() && !matches!(&pat.kind, ast::PatternKind::Typed { pat: Some(p), .. } if matches!(p.kind, ast::PatternKind::Ident { mutable: true, .. }))
+                        && declared.is_some()
+                    {
+                        self.err(*span, "a `let` without initializer must declare one mutable variable: `let mut x: T;`");
+                    }
+                    if h.as_ref().is_some_and(|h| self.resolve(h.ty) == TyTable::NORET) {
+                        diverges = true;
+                    }
+                    let p = self.pattern(pat, ty, true);
+                    out.push(hir::Stmt::Let(p, h));
+                }
+                ast::Stmt::Item(item) => {
+                    if let ast::ItemKind::Fn(decl) = &item.kind {
+                        // Check the body here, where the variables declared so far are visible.
+                        let f = (first_fn..self.fns.len()).find(|&f| std::ptr::eq(self.fn_src[f].decl, decl));
+                        if let Some(f) = f {
+                            self.with_own_type_params(f as FnId, |c| {
+                                let saved = std::mem::take(&mut c.cx.loops);
+                                c.check_fn_body(f as FnId);
+                                c.cx.loops = saved;
+                            });
+                        }
+                    }
+                }
+                ast::Stmt::Expr { expr, semi } => {
+                    if last && !semi {
+                        value = Some(self.expr(expr, hint));
+                    } else {
+                        let h = self.expr(expr, None);
+                        if matches!(h.kind, K::Break(_) | K::Continue(_) | K::Return(_)) {
+                            let d = Diagnostic::warning(h.span, "this does nothing: `break`, `continue` and `return` are functions")
+                                .with_note("call it to jump: `break()`, `continue()`, `return(value)`");
+                            self.emit(d);
+                        }
+                        if self.resolve(h.ty) == TyTable::NORET {
+                            diverges = true;
+                        }
+                        out.push(hir::Stmt::Expr(h));
+                    }
+                }
+            }
+        }
+        self.cx.scopes.pop();
+        let value = value.unwrap_or_else(|| {
+            let ty = if diverges { TyTable::NORET } else { TyTable::UNIT };
+            Expr::new(K::Tuple(Vec::new()), ty, span)
+        });
+        let ty = value.ty;
+        if out.is_empty() {
+            return Expr { span, ..value };
+        }
+        Expr::new(K::Block(out, Box::new(value)), ty, span)
+    }
+
+    /// Runs `f` with the type parameters of nested function `f` in scope.
+    fn with_own_type_params<R>(&mut self, f: FnId, g: impl FnOnce(&mut Self) -> R) -> R {
+        let info = &self.fns[f as usize];
+        let outer = info.outer_params as usize;
+        let own: Vec<(Box<str>, Ty)> = info.type_params[outer..]
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.clone(), self.tys.intern(TyKind::Param((outer + i) as u32))))
+            .collect();
+        let n = own.len();
+        self.cx.type_params.extend(own);
+        let r = g(self);
+        let len = self.cx.type_params.len();
+        self.cx.type_params.truncate(len - n);
+        r
+    }
+
+    /// Whether the patterns cover every value of type `t`.
+    pub(super) fn exhaustive(&mut self, pats: &[&hir::Pat], t: Ty) -> bool {
+        use hir::PatKind as P;
+        if pats.iter().any(|p| self.irrefutable(p)) {
+            return true;
+        }
+        let t = self.resolve(t);
+        if t == TyTable::ERROR || pats.iter().any(|p| matches!(p.kind, P::Error)) {
+            return true;
+        }
+        match self.tys.kind(t).clone() {
+            TyKind::Prim(Prim::Bool) => {
+                let has = |b: bool| pats.iter().any(|p| matches!(p.kind, P::Lit(Lit::Bool(x)) if x == b));
+                has(true) && has(false)
+            }
+            TyKind::Enum(e, args) => {
+                let info = self.enum_info(e).clone();
+                (0..info.variants.len()).all(|v| {
+                    let subs: Vec<&hir::Pat> = pats
+                        .iter()
+                        .filter_map(|p| match &p.kind {
+                            P::Variant(i, sub) if *i as usize == v => Some(sub.as_deref()),
+                            _ => None,
+                        })
+                        .flatten()
+                        .collect();
+                    let any = pats.iter().any(|p| matches!(&p.kind, P::Variant(i, _) if *i as usize == v));
+                    match info.variants[v].1 {
+                        None => any,
+                        Some(pt) => {
+                            let pt = self.tys.subst(pt, &args);
+                            any && self.exhaustive(&subs, pt)
+                        }
+                    }
+                })
+            }
+            _ => false,
+        }
+    }
+
+    fn irrefutable(&self, p: &hir::Pat) -> bool {
+        use hir::PatKind as P;
+        match &p.kind {
+            P::Wild | P::Error => true,
+            P::Bind(_, sub) => sub.as_ref().is_none_or(|s| self.irrefutable(s)),
+            P::Tuple(ps) | P::Array(ps) => ps.iter().all(|q| self.irrefutable(q)),
+            P::Struct(fs) => fs.iter().all(|(_, q)| self.irrefutable(q)),
+            P::Lit(_) => false,
+            P::Variant(_, sub) => {
+                let t = self.resolve(p.ty);
+                let single = match self.tys.kind(t) {
+                    TyKind::Enum(e, _) => self.enums[*e as usize].variants.len() == 1,
+                    _ => false,
+                };
+                single && sub.as_ref().is_none_or(|s| self.irrefutable(s))
+            }
+        }
+    }
+}

@@ -1,0 +1,669 @@
+//! Items: registration in modules, signatures, written types, and the driver that checks
+//! every body.
+
+use super::*;
+use crate::ast::{AttrArg, ItemKind, TypeKind};
+use crate::token::Literal;
+
+impl<'a> Checker<'a> {
+    /// Registers the items of one module (or block), reporting duplicates.
+    pub(super) fn register_items(&mut self, m: ModId, items: &'a [ast::Item]) {
+        for item in items {
+            if let Some((name, r)) = self.register_item(m, item) {
+                self.define(Some(m), name, r);
+            }
+        }
+    }
+
+    /// Registers items of a block in the innermost local scope.
+    pub(super) fn register_block_items(&mut self, items: impl Iterator<Item = &'a ast::Item>) {
+        let m = self.cur_mod;
+        for item in items {
+            if let Some((name, r)) = self.register_item(m, item) {
+                self.define(None, name, r);
+            }
+        }
+    }
+
+    fn define(&mut self, m: Option<ModId>, name: &'a ast::Ident, r: ItemRef) {
+        match m {
+            Some(m) => {
+                if let Some((_, prev)) = self.mods[m as usize].items.get(&name.name) {
+                    let prev = *prev;
+                    let d = self
+                        .error(name.span, format!("`{}` is defined more than once", name.name))
+                        .with_label_message("redefined here")
+                        .with_secondary(prev, "first defined here");
+                    self.emit(d);
+                    return;
+                }
+                self.mods[m as usize]
+                    .items
+                    .insert(name.name.clone(), (r, name.span));
+            }
+            None => {
+                if let Some(s) = self.cx.scopes.last_mut() {
+                    s.insert(name.name.clone(), Local::Item(r));
+                }
+            }
+        }
+    }
+
+    fn register_item(&mut self, m: ModId, item: &'a ast::Item) -> Option<(&'a ast::Ident, ItemRef)> {
+        for a in &item.attrs {
+            if !matches!(&*a.name.name, "export" | "import") {
+                let d = self
+                    .error(a.name.span, format!("unknown attribute `{}`", a.name.name))
+                    .with_note("durin knows `#[export]` and `#[import(cc = ..., name = ...)]`");
+                self.emit(d);
+            }
+        }
+        match &item.kind {
+            ItemKind::Fn(f) => {
+                let nested = !self.cx.fns.is_empty();
+                let outer: Vec<Box<str>> = self.cx.type_params.iter().map(|(n, _)| n.clone()).collect();
+                let mut type_params = outer.clone();
+                type_params.extend(f.type_params.iter().map(|i| i.name.clone()));
+                self.fns.push(FnInfo {
+                    name: f.name.name.clone(),
+                    type_params,
+                    outer_params: outer.len() as u32,
+                    dom: TyTable::ERROR,
+                    codom: TyTable::ERROR,
+                    body: None,
+                    linkage: Linkage::Internal,
+                    nested,
+                    span: f.name.span,
+                });
+                self.fn_src.push(FnSource {
+                    decl: f,
+                    attrs: &item.attrs,
+                    module: m,
+                    state: SigState::Pending,
+                });
+                Some((&f.name, ItemRef::Fn((self.fns.len() - 1) as FnId)))
+            }
+            ItemKind::Struct {
+                name,
+                type_params,
+                tuple_like,
+                ..
+            } => {
+                self.structs.push(StructInfo {
+                    name: name.name.clone(),
+                    type_params: type_params.iter().map(|i| i.name.clone()).collect(),
+                    fields: Vec::new(),
+                    defaults: Vec::new(),
+                    tuple_like: *tuple_like,
+                    span: name.span,
+                });
+                self.struct_src.push((item, m, false));
+                Some((name, ItemRef::Struct((self.structs.len() - 1) as DeclId)))
+            }
+            ItemKind::Enum {
+                name,
+                type_params,
+                variants,
+            } => {
+                if variants.is_empty() {
+                    self.err(name.span, format!("enum `{}` has no variants", name.name));
+                }
+                self.enums.push(EnumInfo {
+                    name: name.name.clone(),
+                    type_params: type_params.iter().map(|i| i.name.clone()).collect(),
+                    variants: variants.iter().map(|v| (v.name.name.clone(), None)).collect(),
+                    span: name.span,
+                });
+                self.enum_src.push((item, m, false));
+                Some((name, ItemRef::Enum((self.enums.len() - 1) as DeclId)))
+            }
+            ItemKind::TypeAlias {
+                name,
+                type_params,
+                ty,
+            } => {
+                self.aliases.push(AliasSource {
+                    name,
+                    type_params,
+                    ty,
+                    module: m,
+                    resolved: None,
+                    resolving: false,
+                });
+                Some((name, ItemRef::Alias((self.aliases.len() - 1) as u32)))
+            }
+            ItemKind::Static { mutable, name, .. } => {
+                self.statics.push(StaticInfo {
+                    name: name.name.clone(),
+                    ty: TyTable::ERROR,
+                    mutable: *mutable,
+                    init: None,
+                    span: name.span,
+                });
+                self.static_src.push((item, m, SigState::Pending));
+                Some((name, ItemRef::Static((self.statics.len() - 1) as StaticId)))
+            }
+            ItemKind::Mod { name, items } => {
+                if !self.cx.fns.is_empty() {
+                    self.err(name.span, "modules cannot be declared inside functions");
+                    return None;
+                }
+                let sub = self.new_mod(Some(m));
+                self.register_items(sub, items);
+                Some((name, ItemRef::Mod(sub)))
+            }
+            ItemKind::Use { path, alias } => {
+                let name = match alias {
+                    Some(a) => a,
+                    None => &path.segments.last()?.ident,
+                };
+                self.uses.push(UseSource {
+                    path,
+                    module: m,
+                    resolved: None,
+                    resolving: false,
+                });
+                Some((name, ItemRef::Use((self.uses.len() - 1) as u32)))
+            }
+            ItemKind::Error => None,
+        }
+    }
+
+    // ----- types -------------------------------------------------------------------------
+
+    /// The type written as `t`, in the current scope.
+    pub(super) fn resolve_type(&mut self, t: &ast::Type) -> Ty {
+        match &t.kind {
+            TypeKind::Error => TyTable::ERROR,
+            TypeKind::NoRet => TyTable::NORET,
+            TypeKind::Tuple(ts) => {
+                let ts = ts.iter().map(|t| self.resolve_type(t)).collect();
+                self.tys.tuple(ts)
+            }
+            TypeKind::Array { elem, len, simd } => {
+                if *simd {
+                    self.err(t.span, "`simd` types are not supported yet");
+                    return TyTable::ERROR;
+                }
+                let elem = self.resolve_type(elem);
+                self.tys.intern(TyKind::Array { elem, len: *len })
+            }
+            TypeKind::Fn { param, ret } => {
+                let dom = self.resolve_type(param);
+                let codom = match ret {
+                    Some(r) => self.resolve_type(r),
+                    None => TyTable::NORET,
+                };
+                self.tys.func(dom, codom)
+            }
+            TypeKind::Ptr {
+                mutable,
+                addr_space,
+                pointee,
+            } => {
+                let pointee = self.resolve_type(pointee);
+                let space = addr_space.unwrap_or(0);
+                if space > 5 {
+                    self.err(t.span, format!("unknown address space {space} (durin knows 0 to 5)"));
+                }
+                self.tys.intern(TyKind::Ptr {
+                    pointee,
+                    mutable: *mutable,
+                    space: space.min(5) as u32,
+                })
+            }
+            TypeKind::Path(p) => self.resolve_type_path(p, t.span),
+        }
+    }
+
+    fn resolve_type_path(&mut self, p: &ast::Path, span: Span) -> Ty {
+        let last = p.segments.last().expect("paths have a segment");
+        if p.segments.len() == 1 {
+            let name = &last.ident.name;
+            if let Some((_, t)) = self.cx.type_params.iter().rev().find(|(n, _)| n == name) {
+                let t = *t;
+                if !last.type_args.is_empty() {
+                    self.err(span, format!("type parameter `{name}` takes no type arguments"));
+                }
+                return t;
+            }
+            if let Some(t) = prim_type(&mut self.tys, name) {
+                return t;
+            }
+        }
+        let Some(r) = self.resolve_path_item(p) else {
+            return TyTable::ERROR;
+        };
+        let args: Vec<Ty> = last.type_args.iter().map(|t| self.resolve_type(t)).collect();
+        self.type_of_item(r, args, span, false)
+    }
+
+    /// The type an item names, applied to `args`; with `infer`, missing arguments become
+    /// inference variables.
+    pub(super) fn type_of_item(&mut self, r: ItemRef, mut args: Vec<Ty>, span: Span, infer: bool) -> Ty {
+        let (n, what) = match r {
+            ItemRef::Struct(d) => (self.structs[d as usize].type_params.len(), "struct"),
+            ItemRef::Enum(d) => (self.enums[d as usize].type_params.len(), "enum"),
+            ItemRef::Alias(a) => (self.aliases[a as usize].type_params.len(), "type alias"),
+            _ => {
+                self.err(span, "expected a type, found a value or module");
+                return TyTable::ERROR;
+            }
+        };
+        if args.is_empty() && infer {
+            args = (0..n).map(|_| self.fresh_var()).collect();
+        }
+        if args.len() != n {
+            self.err(
+                span,
+                format!("this {what} takes {n} type argument{}, but {} were given", plural(n), args.len()),
+            );
+            return TyTable::ERROR;
+        }
+        match r {
+            ItemRef::Struct(d) => self.tys.intern(TyKind::Struct(d, args)),
+            ItemRef::Enum(d) => self.tys.intern(TyKind::Enum(d, args)),
+            ItemRef::Alias(a) => {
+                let t = self.alias_type(a);
+                self.tys.subst(t, &args)
+            }
+            _ => TyTable::ERROR,
+        }
+    }
+
+    fn alias_type(&mut self, a: u32) -> Ty {
+        if let Some(t) = self.aliases[a as usize].resolved {
+            return t;
+        }
+        let src = &self.aliases[a as usize];
+        if src.resolving {
+            let span = src.name.span;
+            self.err(span, format!("type alias `{}` refers to itself", src.name.name));
+            return TyTable::ERROR;
+        }
+        let (ty, module, params) = (src.ty, src.module, src.type_params);
+        self.aliases[a as usize].resolving = true;
+        let t = self.in_item_cx(module, params, 0, |c| c.resolve_type(ty));
+        self.aliases[a as usize].resolving = false;
+        self.aliases[a as usize].resolved = Some(t);
+        t
+    }
+
+    /// Runs `f` in the context of a top-level item of `module` with these type parameters.
+    pub(super) fn in_item_cx<R>(
+        &mut self,
+        module: ModId,
+        params: &[ast::Ident],
+        first_param: u32,
+        f: impl FnOnce(&mut Self) -> R,
+    ) -> R {
+        let saved_mod = std::mem::replace(&mut self.cur_mod, module);
+        let saved_cx = std::mem::take(&mut self.cx);
+        for (i, p) in params.iter().enumerate() {
+            let t = self.tys.intern(TyKind::Param(first_param + i as u32));
+            self.cx.type_params.push((p.name.clone(), t));
+        }
+        let r = f(self);
+        self.cx = saved_cx;
+        self.cur_mod = saved_mod;
+        r
+    }
+
+    /// Fills in the fields of a struct (once).
+    pub(super) fn struct_info(&mut self, d: DeclId) -> &StructInfo {
+        if !self.struct_src[d as usize].2 {
+            self.struct_src[d as usize].2 = true;
+            let (item, module, _) = self.struct_src[d as usize];
+            if let ItemKind::Struct {
+                type_params,
+                fields,
+                tuple_like,
+                ..
+            } = &item.kind
+            {
+                let (fs, defaults) = self.in_item_cx(module, type_params, 0, |c| {
+                    let mut fs = Vec::new();
+                    let mut defaults = Vec::new();
+                    for (i, f) in fields.iter().enumerate() {
+                        let ty = c.resolve_type(&f.ty);
+                        let name: Box<str> = match &f.name {
+                            Some(n) => n.name.clone(),
+                            None => i.to_string().into(),
+                        };
+                        if let Some(n) = &f.name {
+                            if fs.iter().any(|(m, _)| m == &name) {
+                                c.err(n.span, format!("field `{}` is declared more than once", n.name));
+                            }
+                        }
+                        let default = f.init.as_ref().map(|e| c.check_expr(e, ty));
+                        fs.push((name, ty));
+                        defaults.push(default);
+                    }
+                    (fs, defaults)
+                });
+                let _ = tuple_like;
+                self.structs[d as usize].fields = fs;
+                self.structs[d as usize].defaults = defaults;
+            }
+        }
+        &self.structs[d as usize]
+    }
+
+    /// Fills in the payloads of an enum (once).
+    pub(super) fn enum_info(&mut self, d: DeclId) -> &EnumInfo {
+        if !self.enum_src[d as usize].2 {
+            self.enum_src[d as usize].2 = true;
+            let (item, module, _) = self.enum_src[d as usize];
+            if let ItemKind::Enum {
+                type_params,
+                variants,
+                ..
+            } = &item.kind
+            {
+                let payloads = self.in_item_cx(module, type_params, 0, |c| {
+                    variants
+                        .iter()
+                        .map(|v| match &v.payload {
+                            ast::VariantPayload::None => None,
+                            ast::VariantPayload::Tuple(t) => Some(c.resolve_type(t)),
+                            ast::VariantPayload::Record(_) => {
+                                c.err(v.span, "enum variants with named fields are not supported yet");
+                                Some(TyTable::ERROR)
+                            }
+                        })
+                        .collect::<Vec<_>>()
+                });
+                for (i, p) in payloads.into_iter().enumerate() {
+                    self.enums[d as usize].variants[i].1 = p;
+                }
+            }
+        }
+        &self.enums[d as usize]
+    }
+
+    // ----- functions ---------------------------------------------------------------------
+
+    /// Resolves the signature of `f` (and, when its return type is not written, checks its
+    /// body to find it).
+    pub(super) fn fn_sig(&mut self, f: FnId, use_span: Span) -> (Ty, Ty) {
+        match self.fn_src[f as usize].state {
+            SigState::Done | SigState::Resolving => {}
+            SigState::Inferring => {
+                let name = self.fns[f as usize].name.clone();
+                let d = self
+                    .error(use_span, format!("the return type of `{name}` is needed before it is known"))
+                    .with_secondary(self.fns[f as usize].span, "declared here")
+                    .with_note("recursive functions need a written return type: `-> T`");
+                self.emit(d);
+                return (self.fns[f as usize].dom, TyTable::ERROR);
+            }
+            SigState::Pending => {
+                if self.fns[f as usize].nested {
+                    // Nested functions get their signature when their block is entered.
+                    return (self.fns[f as usize].dom, self.fns[f as usize].codom);
+                }
+                let module = self.fn_src[f as usize].module;
+                let decl = self.fn_src[f as usize].decl;
+                self.in_item_cx(module, &decl.type_params, 0, |c| c.resolve_fn_sig(f));
+                if self.fns[f as usize].codom == TyTable::ERROR
+                    && decl.ret.is_none()
+                    && decl.body.is_some()
+                {
+                    self.in_item_cx(module, &decl.type_params, 0, |c| c.check_fn_body(f));
+                }
+            }
+        }
+        (self.fns[f as usize].dom, self.fns[f as usize].codom)
+    }
+
+    /// Resolves the parameter and return types of `f` in the current context.
+    pub(super) fn resolve_fn_sig(&mut self, f: FnId) {
+        self.fn_src[f as usize].state = SigState::Resolving;
+        let decl = self.fn_src[f as usize].decl;
+        let attrs = self.fn_src[f as usize].attrs;
+        let params = match &decl.param.kind {
+            ast::PatternKind::Tuple(ps) => ps.as_slice(),
+            _ => std::slice::from_ref(&decl.param),
+        };
+        let mut ptys = Vec::new();
+        for p in params {
+            ptys.push(self.pattern_type(p));
+        }
+        let dom = if ptys.len() == 1 { ptys[0] } else { self.tys.tuple(ptys) };
+        let codom = match &decl.ret {
+            Some(t) => self.resolve_type(t),
+            None if decl.body.is_none() => TyTable::UNIT,
+            None => TyTable::ERROR,
+        };
+        self.fns[f as usize].dom = dom;
+        self.fns[f as usize].codom = codom;
+        self.fns[f as usize].linkage = self.linkage(decl, attrs);
+        self.fn_src[f as usize].state = SigState::Done;
+    }
+
+    /// The type a parameter pattern declares; parameters must have written types.
+    fn pattern_type(&mut self, p: &ast::Pattern) -> Ty {
+        match &p.kind {
+            ast::PatternKind::Typed { ty, .. } => self.resolve_type(ty),
+            ast::PatternKind::Tuple(ps) => {
+                let ts = ps.iter().map(|p| self.pattern_type(p)).collect();
+                self.tys.tuple(ts)
+            }
+            ast::PatternKind::Error => TyTable::ERROR,
+            _ => {
+                self.err(p.span, "function parameters need a type annotation: `name: T`");
+                TyTable::ERROR
+            }
+        }
+    }
+
+    fn linkage(&mut self, decl: &ast::FnDecl, attrs: &[ast::Attr]) -> Linkage {
+        let mut linkage = Linkage::Internal;
+        for a in attrs {
+            let mut name: Box<str> = decl.name.name.clone();
+            let mut cc: Box<str> = "C".into();
+            for arg in &a.args {
+                match arg {
+                    AttrArg::Value(k, Literal::Str(s)) if &*k.name == "name" => {
+                        name = String::from_utf8_lossy(s).into()
+                    }
+                    AttrArg::Value(k, Literal::Str(s)) if &*k.name == "cc" => {
+                        cc = String::from_utf8_lossy(s).into()
+                    }
+                    AttrArg::Value(k, _) | AttrArg::Flag(k) => {
+                        self.err(k.span, format!("unexpected attribute argument `{}`", k.name))
+                    }
+                    AttrArg::List(l) => {
+                        self.err(l.span, format!("unexpected attribute argument `{}`", l.name.name))
+                    }
+                }
+            }
+            match &*a.name.name {
+                "export" => {
+                    if decl.body.is_none() {
+                        self.err(a.span, "an exported function needs a body");
+                    }
+                    if !decl.type_params.is_empty() {
+                        self.err(a.span, "a polymorphic function cannot be exported");
+                    }
+                    linkage = Linkage::Export(name);
+                }
+                "import" => {
+                    if !matches!(&*cc, "C" | "device" | "thorin" | "builtin") {
+                        self.err(
+                            a.span,
+                            format!("unknown calling convention `{cc}` (expected \"C\", \"device\", \"thorin\" or \"builtin\")"),
+                        );
+                    }
+                    if decl.body.is_some() {
+                        self.err(a.span, "an imported function cannot have a body");
+                    }
+                    linkage = Linkage::Import { name, cc };
+                }
+                _ => {}
+            }
+        }
+        if decl.body.is_none() && !matches!(linkage, Linkage::Import { .. }) {
+            let d = self
+                .error(decl.name.span, format!("function `{}` has no body", decl.name.name))
+                .with_note("a function without a body must be imported: `#[import(cc = \"C\")]`");
+            self.emit(d);
+        }
+        linkage
+    }
+
+    /// Checks the body of `f` in the current context (its signature is resolved).
+    pub(super) fn check_fn_body(&mut self, f: FnId) {
+        let decl = self.fn_src[f as usize].decl;
+        let Some(body) = &decl.body else {
+            self.fn_src[f as usize].state = SigState::Done;
+            return;
+        };
+        let infer = self.fns[f as usize].codom == TyTable::ERROR && decl.ret.is_none();
+        if infer {
+            self.fn_src[f as usize].state = SigState::Inferring;
+        }
+        let dom = self.fns[f as usize].dom;
+        let codom = if infer { self.fresh_var() } else { self.fns[f as usize].codom };
+        self.cx.scopes.push(FxHashMap::default());
+        self.cx.fns.push((f, codom));
+        let param = self.fn_params(&decl.param, dom);
+        let filter = decl.filter.as_ref().map(|flt| self.check_filter(flt));
+        let body_span = body.span;
+        let mut b = self.expr(body, Some(codom));
+        if infer {
+            // The body's type is the return type.
+            if !self.unify(codom, b.ty) {
+                b = self.coerce(b, codom);
+            }
+        } else {
+            b = self.coerce(b, codom);
+        }
+        self.cx.fns.pop();
+        self.cx.scopes.pop();
+        let mut codom = self.zonk(codom);
+        if self.tys.has_vars(codom) {
+            self.err(body_span, "cannot infer the return type of this function; write it: `-> T`");
+            codom = TyTable::ERROR;
+        }
+        let mut lambda = hir::Lambda {
+            param,
+            dom,
+            codom,
+            body: b,
+            filter,
+            continue_of: None,
+            returns_of: Some(f),
+        };
+        self.zonk_lambda(&mut lambda);
+        self.fns[f as usize].codom = codom;
+        self.fns[f as usize].body = Some(lambda);
+        self.fn_src[f as usize].state = SigState::Done;
+    }
+
+    /// Binds function parameters (the tuple pattern of the declaration) to the domain.
+    pub(super) fn fn_params(&mut self, param: &ast::Pattern, dom: Ty) -> hir::Pat {
+        match &param.kind {
+            ast::PatternKind::Tuple(ps) if ps.len() == 1 => {
+                let p = self.pattern(&ps[0], dom, true);
+                hir::Pat {
+                    span: param.span,
+                    ..p
+                }
+            }
+            _ => self.pattern(param, dom, true),
+        }
+    }
+
+    /// Checks a filter `@(e)` or `@`.
+    pub(super) fn check_filter(&mut self, flt: &'a ast::Filter) -> Option<Box<hir::Expr>> {
+        let e = flt.expr.as_ref()?;
+        let saved = std::mem::replace(&mut self.cx.in_filter, true);
+        let h = self.check_expr(e, TyTable::BOOL);
+        self.cx.in_filter = saved;
+        Some(Box::new(h))
+    }
+
+    /// Resolves a static's type and checks its initializer.
+    pub(super) fn static_info(&mut self, s: StaticId, use_span: Span) -> Ty {
+        let (item, module, state) = self.static_src[s as usize];
+        match state {
+            SigState::Done => return self.statics[s as usize].ty,
+            SigState::Pending => {}
+            _ => {
+                let d = self
+                    .error(use_span, format!("the initializer of `{}` depends on itself", self.statics[s as usize].name));
+                self.emit(d);
+                return TyTable::ERROR;
+            }
+        }
+        self.static_src[s as usize].2 = SigState::Resolving;
+        let ItemKind::Static { ty, init, name, .. } = &item.kind else {
+            return TyTable::ERROR;
+        };
+        let (t, init) = self.in_item_cx(module, &[], 0, |c| {
+            let declared = ty.as_ref().map(|t| c.resolve_type(t));
+            let init = init.as_ref().map(|e| match declared {
+                Some(t) => c.check_expr(e, t),
+                None => c.expr(e, None),
+            });
+            let t = match (declared, &init) {
+                (Some(t), _) => t,
+                (None, Some(i)) => i.ty,
+                (None, None) => {
+                    c.err(name.span, "a static needs a type or an initializer");
+                    TyTable::ERROR
+                }
+            };
+            (c.zonk(t), init)
+        });
+        if init.is_none() {
+            self.err(name.span, format!("static `{}` needs an initializer", name.name));
+        }
+        self.statics[s as usize].ty = t;
+        self.statics[s as usize].init = init;
+        self.static_src[s as usize].2 = SigState::Done;
+        t
+    }
+
+    /// Checks every item.
+    pub(super) fn check_all(&mut self) {
+        for d in 0..self.structs.len() {
+            self.struct_info(d as DeclId);
+        }
+        for d in 0..self.enums.len() {
+            self.enum_info(d as DeclId);
+        }
+        for a in 0..self.aliases.len() {
+            self.alias_type(a as u32);
+        }
+        for u in 0..self.uses.len() {
+            let span = self.uses[u].path.span;
+            self.deref_use(ItemRef::Use(u as u32), span);
+        }
+        for s in 0..self.statics.len() {
+            let span = self.statics[s].span;
+            self.static_info(s as StaticId, span);
+        }
+        for f in 0..self.fns.len() {
+            if self.fns[f].nested {
+                continue;
+            }
+            let span = self.fns[f].span;
+            self.fn_sig(f as FnId, span);
+            if self.fn_src[f].state == SigState::Done && self.fns[f].body.is_none() {
+                let module = self.fn_src[f].module;
+                let decl = self.fn_src[f].decl;
+                self.in_item_cx(module, &decl.type_params, 0, |c| c.check_fn_body(f as FnId));
+            }
+        }
+    }
+}
+
+pub(super) fn plural(n: usize) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
+    }
+}

@@ -1,0 +1,102 @@
+//! The frontend as one call: source files in, checked program and IR out, with every
+//! diagnostic.
+
+use crate::check::{self, Program};
+use crate::diag::Diagnostic;
+use crate::lower::{self, Lowered};
+use crate::source::SourceMap;
+use crate::{lexer, parser};
+
+/// The prelude's files: name and text.
+pub const PRELUDE: &[(&str, &str)] = &[
+    ("<prelude>/core.art", include_str!("../../stdlib/core.art")),
+    ("<prelude>/math.art", include_str!("../../stdlib/math.art")),
+];
+
+/// Time spent in each stage, in seconds.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Timings {
+    /// Lexing and parsing.
+    pub parse: f64,
+    /// Name resolution and type checking.
+    pub check: f64,
+    /// Lowering to the IR.
+    pub lower: f64,
+}
+
+/// What the frontend produced.
+pub struct Output {
+    /// The sources, for rendering diagnostics.
+    pub sources: SourceMap,
+    /// Errors and warnings, in the order found.
+    pub diagnostics: Vec<Diagnostic>,
+    /// The checked program (absent if parsing failed).
+    pub program: Option<Program>,
+    /// The IR, when lowering was asked for and there were no errors.
+    pub lowered: Option<Lowered>,
+    /// Time per stage.
+    pub timings: Timings,
+}
+
+impl Output {
+    /// Whether any diagnostic is an error.
+    pub fn has_errors(&self) -> bool {
+        self.diagnostics.iter().any(|d| d.is_error())
+    }
+
+    /// All diagnostics rendered as text.
+    pub fn render(&self) -> String {
+        crate::diag::render(&self.sources, &self.diagnostics)
+    }
+}
+
+/// Parses, checks and (with `lower`) lowers the program made of `files` (name, text).
+pub fn compile(files: &[(String, String)], lower: bool) -> Output {
+    let mut sources = SourceMap::new();
+    let mut diags = Vec::new();
+    let t0 = std::time::Instant::now();
+    let mut parse = |name: &str, text: &str, diags: &mut Vec<Diagnostic>| {
+        let id = sources.add(name, text);
+        let toks = lexer::lex(id, text, diags);
+        parser::parse(&toks, diags)
+    };
+    let mut prelude_diags = Vec::new();
+    let prelude: Vec<_> = PRELUDE
+        .iter()
+        .map(|(n, t)| parse(n, t, &mut prelude_diags))
+        .collect();
+    let modules: Vec<_> = files.iter().map(|(n, t)| parse(n, t, &mut diags)).collect();
+    let mut timings = Timings {
+        parse: t0.elapsed().as_secs_f64(),
+        ..Timings::default()
+    };
+    diags.extend(prelude_diags);
+    if diags.iter().any(|d| d.is_error()) {
+        return Output {
+            sources,
+            diagnostics: diags,
+            program: None,
+            lowered: None,
+            timings,
+        };
+    }
+    let t1 = std::time::Instant::now();
+    let mut program = check::check(&prelude, &modules, &mut diags);
+    timings.check = t1.elapsed().as_secs_f64();
+    let ok = !diags.iter().any(|d| d.is_error());
+    let lowered = if lower && ok {
+        let t2 = std::time::Instant::now();
+        let l = lower::lower(&mut program, &mut diags);
+        timings.lower = t2.elapsed().as_secs_f64();
+        Some(l)
+    } else {
+        None
+    };
+    Output {
+        sources,
+        diagnostics: diags,
+        program: Some(program),
+        lowered,
+        timings,
+    }
+}

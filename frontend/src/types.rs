@@ -1,0 +1,289 @@
+//! The checker's types: interned, so equality is key equality.
+//!
+//! Polymorphic declarations use [`TyKind::Param`] for their type parameters; inference
+//! uses [`TyKind::Var`], bound in the checker's substitution and removed before lowering.
+
+use rustc_hash::FxHashMap;
+
+/// A type key.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, PartialOrd, Ord)]
+pub struct Ty(u32);
+
+/// Primitive types.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub enum Prim {
+    /// `bool`.
+    Bool,
+    /// `i8`..`i64`, `u8`..`u64`.
+    Int {
+        /// Width in bits.
+        bits: u8,
+        /// Signedness.
+        signed: bool,
+    },
+    /// `f16`, `f32`, `f64`.
+    Float {
+        /// Width in bits.
+        bits: u8,
+    },
+}
+
+impl Prim {
+    /// The primitive named `name`.
+    pub fn from_name(name: &str) -> Option<Prim> {
+        Some(match name {
+            "bool" => Prim::Bool,
+            "i8" => Prim::Int { bits: 8, signed: true },
+            "i16" => Prim::Int { bits: 16, signed: true },
+            "i32" => Prim::Int { bits: 32, signed: true },
+            "i64" => Prim::Int { bits: 64, signed: true },
+            "u8" => Prim::Int { bits: 8, signed: false },
+            "u16" => Prim::Int { bits: 16, signed: false },
+            "u32" => Prim::Int { bits: 32, signed: false },
+            "u64" => Prim::Int { bits: 64, signed: false },
+            "f16" => Prim::Float { bits: 16 },
+            "f32" => Prim::Float { bits: 32 },
+            "f64" => Prim::Float { bits: 64 },
+            _ => return None,
+        })
+    }
+
+    /// The name as written.
+    pub fn name(self) -> &'static str {
+        match self {
+            Prim::Bool => "bool",
+            Prim::Int { bits, signed } => match (bits, signed) {
+                (8, true) => "i8",
+                (16, true) => "i16",
+                (32, true) => "i32",
+                (64, true) => "i64",
+                (8, false) => "u8",
+                (16, false) => "u16",
+                (32, false) => "u32",
+                _ => "u64",
+            },
+            Prim::Float { bits } => match bits {
+                16 => "f16",
+                32 => "f32",
+                _ => "f64",
+            },
+        }
+    }
+}
+
+/// Index of a struct or enum declaration in the checked program.
+pub type DeclId = u32;
+
+/// What a type is.
+#[derive(Clone, PartialEq, Eq, Hash, Debug)]
+pub enum TyKind {
+    /// A primitive.
+    Prim(Prim),
+    /// `(T, U)`; `()` is the unit type.
+    Tuple(Vec<Ty>),
+    /// `[T * N]` or `[T]`.
+    Array {
+        /// Element type.
+        elem: Ty,
+        /// Length of definite arrays.
+        len: Option<u64>,
+    },
+    /// `&T`, `&mut T`, `&addrspace(n) T`.
+    Ptr {
+        /// The pointee.
+        pointee: Ty,
+        /// Whether writes through it are allowed.
+        mutable: bool,
+        /// The address space number.
+        space: u32,
+    },
+    /// `fn(D) -> C`; a continuation when `C` is `!`.
+    Fn {
+        /// The domain (a tuple for several parameters).
+        dom: Ty,
+        /// The codomain.
+        codom: Ty,
+    },
+    /// `!`: no value; a subtype of every type.
+    NoRet,
+    /// A struct declaration applied to type arguments.
+    Struct(DeclId, Vec<Ty>),
+    /// An enum declaration applied to type arguments.
+    Enum(DeclId, Vec<Ty>),
+    /// Type parameter number `.0` of the enclosing polymorphic declaration.
+    Param(u32),
+    /// An inference variable.
+    Var(u32),
+    /// The type of an expression that had an error (compatible with everything).
+    Error,
+}
+
+/// The table of interned types.
+#[derive(Default)]
+pub struct TyTable {
+    kinds: Vec<TyKind>,
+    map: FxHashMap<TyKind, Ty>,
+}
+
+impl TyTable {
+    /// A table holding the common types.
+    pub fn new() -> TyTable {
+        let mut t = TyTable::default();
+        // Fixed keys for the types used everywhere.
+        t.intern(TyKind::Error);
+        t.intern(TyKind::Tuple(Vec::new()));
+        t.intern(TyKind::NoRet);
+        t.intern(TyKind::Prim(Prim::Bool));
+        t.intern(TyKind::Prim(Prim::Int { bits: 32, signed: true }));
+        t.intern(TyKind::Prim(Prim::Float { bits: 64 }));
+        t.intern(TyKind::Prim(Prim::Int { bits: 8, signed: false }));
+        t.intern(TyKind::Prim(Prim::Int { bits: 64, signed: true }));
+        t
+    }
+
+    /// The error type.
+    pub const ERROR: Ty = Ty(0);
+    /// `()`.
+    pub const UNIT: Ty = Ty(1);
+    /// `!`.
+    pub const NORET: Ty = Ty(2);
+    /// `bool`.
+    pub const BOOL: Ty = Ty(3);
+    /// `i32`.
+    pub const I32: Ty = Ty(4);
+    /// `f64`.
+    pub const F64: Ty = Ty(5);
+    /// `u8`.
+    pub const U8: Ty = Ty(6);
+    /// `i64`.
+    pub const I64: Ty = Ty(7);
+
+    /// The key of `kind`.
+    pub fn intern(&mut self, kind: TyKind) -> Ty {
+        if let Some(&t) = self.map.get(&kind) {
+            return t;
+        }
+        let t = Ty(self.kinds.len() as u32);
+        self.kinds.push(kind.clone());
+        self.map.insert(kind, t);
+        t
+    }
+
+    /// What `t` is.
+    pub fn kind(&self, t: Ty) -> &TyKind {
+        &self.kinds[t.0 as usize]
+    }
+
+    /// A primitive type.
+    pub fn prim(&mut self, p: Prim) -> Ty {
+        self.intern(TyKind::Prim(p))
+    }
+
+    /// A tuple type.
+    pub fn tuple(&mut self, elems: Vec<Ty>) -> Ty {
+        self.intern(TyKind::Tuple(elems))
+    }
+
+    /// A pointer type in the generic address space.
+    pub fn ptr(&mut self, pointee: Ty, mutable: bool) -> Ty {
+        self.intern(TyKind::Ptr {
+            pointee,
+            mutable,
+            space: 0,
+        })
+    }
+
+    /// A function type.
+    pub fn func(&mut self, dom: Ty, codom: Ty) -> Ty {
+        self.intern(TyKind::Fn { dom, codom })
+    }
+
+    /// The primitive `t` is, if it is one.
+    pub fn as_prim(&self, t: Ty) -> Option<Prim> {
+        match self.kind(t) {
+            TyKind::Prim(p) => Some(*p),
+            _ => None,
+        }
+    }
+
+    /// Whether `t` is an integer type.
+    pub fn is_int(&self, t: Ty) -> bool {
+        matches!(self.as_prim(t), Some(Prim::Int { .. }))
+    }
+
+    /// Whether `t` is a float type.
+    pub fn is_float(&self, t: Ty) -> bool {
+        matches!(self.as_prim(t), Some(Prim::Float { .. }))
+    }
+
+    /// Whether `t` is an integer or a float type.
+    pub fn is_num(&self, t: Ty) -> bool {
+        self.is_int(t) || self.is_float(t)
+    }
+
+    /// Whether `t` contains inference variables or the error type.
+    pub fn has_vars(&self, t: Ty) -> bool {
+        match self.kind(t) {
+            TyKind::Var(_) => true,
+            TyKind::Prim(_) | TyKind::NoRet | TyKind::Param(_) | TyKind::Error => false,
+            TyKind::Tuple(ts) | TyKind::Struct(_, ts) | TyKind::Enum(_, ts) => {
+                ts.iter().any(|&t| self.has_vars(t))
+            }
+            TyKind::Array { elem, .. } => self.has_vars(*elem),
+            TyKind::Ptr { pointee, .. } => self.has_vars(*pointee),
+            TyKind::Fn { dom, codom } => self.has_vars(*dom) || self.has_vars(*codom),
+        }
+    }
+
+    /// `t` with each `Param(i)` replaced by `args[i]` (and `Var`s by `vars`' bindings).
+    pub fn subst(&mut self, t: Ty, args: &[Ty]) -> Ty {
+        self.map_ty(t, &mut |table, t| match table.kind(t) {
+            TyKind::Param(i) => args.get(*i as usize).copied(),
+            _ => None,
+        })
+    }
+
+    /// Rebuilds `t` bottom-up, replacing each component for which `f` gives a type.
+    pub fn map_ty(&mut self, t: Ty, f: &mut dyn FnMut(&mut TyTable, Ty) -> Option<Ty>) -> Ty {
+        if let Some(r) = f(self, t) {
+            return r;
+        }
+        let kind = self.kind(t).clone();
+        let new = match kind {
+            TyKind::Prim(_) | TyKind::NoRet | TyKind::Param(_) | TyKind::Var(_) | TyKind::Error => {
+                return t
+            }
+            TyKind::Tuple(ts) => TyKind::Tuple(ts.iter().map(|&x| self.map_ty(x, f)).collect()),
+            TyKind::Struct(d, ts) => {
+                TyKind::Struct(d, ts.iter().map(|&x| self.map_ty(x, f)).collect())
+            }
+            TyKind::Enum(d, ts) => TyKind::Enum(d, ts.iter().map(|&x| self.map_ty(x, f)).collect()),
+            TyKind::Array { elem, len } => TyKind::Array {
+                elem: self.map_ty(elem, f),
+                len,
+            },
+            TyKind::Ptr {
+                pointee,
+                mutable,
+                space,
+            } => TyKind::Ptr {
+                pointee: self.map_ty(pointee, f),
+                mutable,
+                space,
+            },
+            TyKind::Fn { dom, codom } => TyKind::Fn {
+                dom: self.map_ty(dom, f),
+                codom: self.map_ty(codom, f),
+            },
+        };
+        self.intern(new)
+    }
+
+    /// The components a value of `t` is passed as: the elements of a tuple, else `t`.
+    pub fn flatten(&self, t: Ty) -> Vec<Ty> {
+        match self.kind(t) {
+            TyKind::Tuple(ts) => ts.clone(),
+            _ => vec![t],
+        }
+    }
+}
