@@ -121,7 +121,7 @@ pub struct Lambda {
 pub enum ExprKind {
     /// A literal.
     Lit(Lit),
-    /// A string literal: the bytes with a terminating zero; its type is `&[u8 * N]`.
+    /// A string literal: the bytes with a terminating zero; its type is `&[u8]`.
     Str(Box<[u8]>),
     /// A local variable.
     Var(VarId),

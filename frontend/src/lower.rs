@@ -695,6 +695,8 @@ impl<'p> Lowerer<'p> {
                 let elems: Vec<Def> = bytes.iter().map(|&b| self.w.lit(u8t, b as u64)).collect();
                 let arr = self.w.array(u8t, &elems);
                 let g = self.w.global(arr, false, "str");
+                let t = self.ir_ty(e.ty);
+                let g = self.w.bitcast(t, g);
                 self.strings.insert(bytes.clone(), g);
                 g
             }

@@ -872,7 +872,13 @@ impl Parser<'_, '_> {
             } else if self.starts_item() {
                 stmts.push(Stmt::Item(self.item()));
             } else {
-                let expr = self.expr();
+                // As in Rust, a statement that starts with a block-like expression ends
+                // with it: `for x in g() { } -1` is two statements.
+                let expr = if matches!(self.peek(), T::If | T::While | T::For | T::Match | T::LBrace) {
+                    self.primary(false)
+                } else {
+                    self.expr()
+                };
                 let block_like = matches!(
                     expr.kind,
                     ExprKind::If { .. }

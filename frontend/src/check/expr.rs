@@ -318,7 +318,7 @@ impl<'a> Checker<'a> {
                 bytes.push(0);
                 let arr = self.tys.intern(TyKind::Array {
                     elem: TyTable::U8,
-                    len: Some(bytes.len() as u64),
+                    len: None,
                 });
                 let ty = self.tys.ptr(arr, false);
                 Expr::new(K::Str(bytes.into()), ty, span)

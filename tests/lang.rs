@@ -1,0 +1,102 @@
+//! Language tests, run through the `durin` binary.
+//!
+//! - `tests/lang/ok/NAME.art`: `durin run` must exit with 0 (or the code in a
+//!   `// exit: N` line), print nothing on standard error, and print exactly
+//!   `tests/lang/ok/NAME.out` on standard output. Those files are written by hand from
+//!   what the program computes, never copied from durin's output. A `// args: A B` line
+//!   passes arguments after `--`.
+//! - `tests/lang/fail/NAME.art`: `durin check` must exit with 1, and its standard error
+//!   must equal the snapshot `tests/lang/fail/NAME.err`. After an intended change to
+//!   diagnostics, `DURIN_BLESS=1 cargo test --test lang` rewrites the snapshots; read the
+//!   diff before committing it.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn files(sub: &str) -> Vec<PathBuf> {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/lang").join(sub);
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("test folder exists")
+        .map(|e| e.expect("readable entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "art"))
+        .collect();
+    files.sort();
+    files
+}
+
+fn header<'s>(src: &'s str, key: &str) -> Option<&'s str> {
+    src.lines()
+        .take_while(|l| l.starts_with("//"))
+        .find_map(|l| l.strip_prefix(key))
+        .map(str::trim)
+}
+
+fn durin(args: &[&str], path: &Path, extra: &[&str]) -> std::process::Output {
+    let rel = path
+        .strip_prefix(env!("CARGO_MANIFEST_DIR"))
+        .expect("test file in the repository");
+    Command::new(env!("CARGO_BIN_EXE_durin"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(args)
+        .arg(rel)
+        .args(extra)
+        .output()
+        .expect("durin runs")
+}
+
+#[test]
+fn accepted_programs_print_what_they_compute() {
+    let files = files("ok");
+    assert!(files.len() >= 60, "expected at least 60 accepted programs, found {}", files.len());
+    let mut failures = Vec::new();
+    for f in &files {
+        let src = std::fs::read_to_string(f).expect("readable");
+        let want_exit: i32 = header(&src, "// exit:").map_or(0, |e| e.parse().expect("exit code"));
+        let args: Vec<&str> = header(&src, "// args:").map_or(Vec::new(), |a| a.split_whitespace().collect());
+        let mut extra = Vec::new();
+        if !args.is_empty() {
+            extra.push("--");
+            extra.extend(args);
+        }
+        let out = durin(&["run"], f, &extra);
+        let expected = std::fs::read_to_string(f.with_extension("out")).unwrap_or_else(|_| {
+            panic!("{} has no .out file", f.display())
+        });
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let code = out.status.code().unwrap_or(-1);
+        if stdout != expected || code != want_exit || !stderr.is_empty() {
+            failures.push(format!(
+                "{}: exit {code} (want {want_exit})\n--- stdout\n{stdout}--- expected\n{expected}--- stderr\n{stderr}",
+                f.display()
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{} of {} programs failed:\n{}", failures.len(), files.len(), failures.join("\n"));
+}
+
+#[test]
+fn rejected_programs_give_the_expected_diagnostics() {
+    let files = files("fail");
+    assert!(files.len() >= 40, "expected at least 40 rejected programs, found {}", files.len());
+    let bless = std::env::var_os("DURIN_BLESS").is_some();
+    let mut failures = Vec::new();
+    for f in &files {
+        let out = durin(&["check"], f, &[]);
+        let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+        let snap = f.with_extension("err");
+        if out.status.code() != Some(1) {
+            failures.push(format!("{}: exit {:?}, want 1\n{stderr}", f.display(), out.status.code()));
+            continue;
+        }
+        if bless {
+            std::fs::write(&snap, &stderr).expect("snapshot writable");
+            continue;
+        }
+        let expected = std::fs::read_to_string(&snap).unwrap_or_default();
+        if stderr != expected {
+            failures.push(format!("{}:\n--- got\n{stderr}--- snapshot\n{expected}", f.display()));
+        }
+    }
+    assert!(failures.is_empty(), "{} of {} programs failed:\n{}", failures.len(), files.len(), failures.join("\n"));
+}
