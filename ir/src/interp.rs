@@ -421,7 +421,9 @@ impl Interp<'_, '_> {
             match level {
                 // A closure captures frames; keeping it in a frame's memo would make a
                 // reference cycle that is never freed, so closures are rebuilt instead.
-                Some(_) if holds_closure(&v) => {}
+                // Effects are the exception: a load must not run twice, so a loaded
+                // closure is kept (and its frame may then outlive the run's need of it).
+                Some(_) if holds_closure(&v) && !node.is_effect() => {}
                 Some(i) => {
                     env[i].memo.borrow_mut().insert(d, v.clone());
                 }

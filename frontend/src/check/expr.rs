@@ -388,7 +388,7 @@ impl<'a> Checker<'a> {
                         args.push(v);
                     }
                 } else {
-                    if last.type_args.len() != own {
+                    if last.type_args.len() > own {
                         self.err(
                             p.span,
                             format!("`{}` takes {own} type argument{}, but {} were given", last.ident.name, plural(own), last.type_args.len()),
@@ -398,6 +398,11 @@ impl<'a> Checker<'a> {
                     for t in &last.type_args {
                         let t = self.resolve_type(t);
                         args.push(t);
+                    }
+                    // Type arguments not given are inferred.
+                    for _ in last.type_args.len()..own {
+                        let v = self.fresh_var();
+                        args.push(v);
                     }
                 }
                 let fty = self.tys.func(dom, codom);
