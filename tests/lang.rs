@@ -9,6 +9,8 @@
 //!   must equal the snapshot `tests/lang/fail/NAME.err`. After an intended change to
 //!   diagnostics, `DURIN_BLESS=1 cargo test --test lang` rewrites the snapshots; read the
 //!   diff before committing it.
+//! - `tests/lang/warn/NAME.art`: `durin check` must exit with 0, and its standard error
+//!   (the warnings) must equal `tests/lang/warn/NAME.err`, blessed the same way.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -77,16 +79,25 @@ fn accepted_programs_print_what_they_compute() {
 
 #[test]
 fn rejected_programs_give_the_expected_diagnostics() {
-    let files = files("fail");
-    assert!(files.len() >= 40, "expected at least 40 rejected programs, found {}", files.len());
+    snapshots("fail", 1, 40);
+}
+
+#[test]
+fn warnings_do_not_stop_a_program() {
+    snapshots("warn", 0, 2);
+}
+
+fn snapshots(sub: &str, want_exit: i32, at_least: usize) {
+    let files = files(sub);
+    assert!(files.len() >= at_least, "expected at least {at_least} programs in {sub}, found {}", files.len());
     let bless = std::env::var_os("DURIN_BLESS").is_some();
     let mut failures = Vec::new();
     for f in &files {
         let out = durin(&["check"], f, &[]);
         let stderr = String::from_utf8_lossy(&out.stderr).to_string();
         let snap = f.with_extension("err");
-        if out.status.code() != Some(1) {
-            failures.push(format!("{}: exit {:?}, want 1\n{stderr}", f.display(), out.status.code()));
+        if out.status.code() != Some(want_exit) {
+            failures.push(format!("{}: exit {:?}, want {want_exit}\n{stderr}", f.display(), out.status.code()));
             continue;
         }
         if bless {

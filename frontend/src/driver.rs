@@ -84,6 +84,7 @@ pub fn compile(files: &[(String, String)], lower: bool) -> Output {
     let mut program = check::check(&prelude, &modules, &mut diags);
     timings.check = t1.elapsed().as_secs_f64();
     let ok = !diags.iter().any(|d| d.is_error());
+    tidy(&mut diags);
     let lowered = if lower && ok {
         let t2 = std::time::Instant::now();
         let l = lower::lower(&mut program, &mut diags);
@@ -99,4 +100,22 @@ pub fn compile(files: &[(String, String)], lower: bool) -> Output {
         lowered,
         timings,
     }
+}
+
+/// Removes repeated diagnostics (a written type is resolved once per use of its item), and
+/// warnings when there are errors: they are noise until the program compiles.
+fn tidy(diags: &mut Vec<Diagnostic>) {
+    let errors = diags.iter().any(|d| d.is_error());
+    let mut seen = Vec::new();
+    diags.retain(|d| {
+        if errors && !d.is_error() {
+            return false;
+        }
+        let key = (d.message.clone(), d.labels.first().map(|l| l.span));
+        if seen.contains(&key) {
+            return false;
+        }
+        seen.push(key);
+        true
+    });
 }

@@ -749,7 +749,7 @@ impl<'a> Checker<'a> {
                 if let TyKind::Ptr { mutable: false, .. } = self.tys.kind(t) {
                     let s = self.ty_str(t);
                     let d = self
-                        .error(h.span, format!("cannot {what} through a pointer of type `{s}`"))
+                        .error(h.span, format!("cannot write through a pointer of type `{s}`"))
                         .with_note("only `&mut` pointers allow writes");
                     self.emit(d);
                 }

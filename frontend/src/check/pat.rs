@@ -100,7 +100,8 @@ impl<'a> Checker<'a> {
                             .error(p.span, "mismatched types")
                             .with_label_message(format!("expected `{s}`, found a tuple of {} elements", ps.len()));
                         self.emit(d);
-                        return None;
+                        // Bind the names anyway, so that their uses are not errors too.
+                        vec![TyTable::ERROR; ps.len()]
                     }
                 };
                 PatKind::Tuple(
