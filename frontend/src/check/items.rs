@@ -581,6 +581,12 @@ impl<'a> Checker<'a> {
         let saved = std::mem::replace(&mut self.cx.in_filter, true);
         let h = self.check_expr(e, TyTable::BOOL);
         self.cx.in_filter = saved;
+        if let Some(span) = impure_part(&h, true) {
+            let d = self
+                .error(span, "a filter must be a simple expression")
+                .with_note("it may use parameters, literals, `?x`, arithmetic, comparisons and `&&`/`||`; not calls, branches or memory");
+            self.emit(d);
+        }
         Some(Box::new(h))
     }
 
@@ -619,6 +625,12 @@ impl<'a> Checker<'a> {
         });
         if init.is_none() {
             self.err(name.span, format!("static `{}` needs an initializer", name.name));
+        }
+        if let Some(span) = init.as_ref().and_then(|i| impure_part(i, false)) {
+            let d = self
+                .error(span, "a static's initializer must be a constant expression")
+                .with_note("it may use literals, strings, aggregates, arithmetic and casts; not calls, variables or memory");
+            self.emit(d);
         }
         self.statics[s as usize].ty = t;
         self.statics[s as usize].init = init;
@@ -665,5 +677,25 @@ pub(super) fn plural(n: usize) -> &'static str {
         ""
     } else {
         "s"
+    }
+}
+
+/// The first part of `e` that is not a simple pure expression (a constant one, or with
+/// `vars`, one over immutable variables).
+pub(super) fn impure_part(e: &hir::Expr, vars: bool) -> Option<Span> {
+    use hir::ExprKind as K;
+    let all = |xs: &[hir::Expr]| xs.iter().find_map(|x| impure_part(x, vars));
+    match &e.kind {
+        K::Lit(_) | K::Str(_) | K::Error => None,
+        K::Var(_) if vars => None,
+        K::Variant(_, x) => x.as_ref().and_then(|x| impure_part(x, vars)),
+        K::Tuple(xs) | K::Array(xs) | K::Struct(xs) => all(xs),
+        K::Repeat(x, _) | K::Unary(_, x) | K::Cast(x) | K::Known(x) | K::Halt(x) => impure_part(x, vars),
+        K::Field(x, _) if !matches!(x.kind, K::Deref(_) | K::Static(_)) => impure_part(x, vars),
+        K::Binary(op, a, b) if !matches!(op, ast::BinOp::Div | ast::BinOp::Rem) || !vars => {
+            impure_part(a, vars).or_else(|| impure_part(b, vars))
+        }
+        K::And(a, b) | K::Or(a, b) => impure_part(a, vars).or_else(|| impure_part(b, vars)),
+        _ => Some(e.span),
     }
 }
