@@ -1,9 +1,10 @@
 //! durin's frontend: the Artic-compatible language.
 //!
-//! Implemented so far: source files and spans ([`source`]), diagnostics rendered like
-//! rustc's ([`diag`]), the lexer ([`lexer`], [`token`]) and the parser ([`parser`],
-//! [`ast`]). To come (see the project's issues): name resolution, the bidirectional type
-//! checker, and lowering to the continuation-passing IR of `durin-ir`.
+//! Stages: source files and spans ([`source`]), the lexer ([`lexer`], [`token`]), the
+//! parser ([`parser`], [`ast`]), name resolution and type checking ([`check`], producing
+//! the typed [`hir`] with [`types`]), and lowering to the continuation-passing IR of
+//! `durin-ir` ([`lower`]). [`driver::compile`] runs them all, with the prelude from
+//! `stdlib/`; diagnostics render like rustc's ([`diag`]).
 //!
 //! The crate does no IO and does not fail: each stage returns its result together with the
 //! diagnostics it found, and never panics on any input.
