@@ -555,6 +555,8 @@ pub enum ExprKind {
     Binary(BinOp, Box<Expr>, Box<Expr>),
     /// `e as T`.
     Cast(Box<Expr>, Type),
+    /// `e : T`: `e` checked against `T`.
+    Typed(Box<Expr>, Type),
     /// `if c { } else ...`.
     If {
         /// Condition.
@@ -990,6 +992,13 @@ fn dump_expr(out: &mut String, e: &Expr) {
             dump_expr(out, l);
             out.push(' ');
             dump_expr(out, r);
+            out.push(')');
+        }
+        ExprKind::Typed(x, t) => {
+            out.push_str("(: ");
+            dump_expr(out, x);
+            out.push(' ');
+            dump_type(out, t);
             out.push(')');
         }
         ExprKind::Cast(x, t) => {

@@ -357,16 +357,20 @@ impl<'p> Lowerer<'p> {
     fn fn_def(&mut self, f: FnId, args: Vec<Ty>, span: Span) -> Def {
         let info = &self.p.fns[f as usize];
         if let Linkage::Import { name, .. } = &info.linkage {
-            let name = name.clone();
-            if let Some(&k) = self.imports.get(&name) {
+            let fty = self.tys.func(info.dom, info.codom);
+            let fty = self.tys.subst(fty, &args);
+            let saved = std::mem::take(&mut self.subst);
+            let t = self.ir_ty(fty);
+            self.subst = saved;
+            let key: Box<str> = format!("{name}\u{0}{t:?}").into();
+            if let Some(&k) = self.imports.get(&key) {
                 return k;
             }
-            let fty = self.tys.func(info.dom, info.codom);
-            let t = self.ir_ty(fty);
+            let name = name.clone();
             let ps = self.w.types().cont_params(t).unwrap_or(&[]).to_vec();
             let k = self.w.cont(&ps, &name);
             self.w.make_external(k);
-            self.imports.insert(name, k);
+            self.imports.insert(key, k);
             return k;
         }
         let key = (f, args.clone());

@@ -917,7 +917,18 @@ impl Parser<'_, '_> {
     // ----- expressions -------------------------------------------------------------------------
 
     fn expr(&mut self) -> Expr {
-        self.binary(10, false)
+        let e = self.binary(10, false);
+        // `e : T`, a type ascription.
+        if self.is(&T::Colon) {
+            self.bump();
+            let ty = self.ty();
+            let span = e.span.to(ty.span);
+            return Expr {
+                kind: ExprKind::Typed(Box::new(e), ty),
+                span,
+            };
+        }
+        e
     }
 
     /// An expression where `S { .. }` is not a struct literal (conditions, scrutinees).

@@ -11,6 +11,16 @@ fn err_expr(span: Span) -> Expr {
     Expr::new(K::Error, TyTable::ERROR, span)
 }
 
+/// The type arguments of a variant path: on the variant (`V[T]`) or on the enum
+/// (`E[T]::V`).
+fn enum_type_args(p: &ast::Path) -> &[ast::Type] {
+    let n = p.segments.len();
+    match &p.segments[n - 1].type_args {
+        a if !a.is_empty() || n < 2 => a,
+        _ => &p.segments[n - 2].type_args,
+    }
+}
+
 fn is_literal(e: &ast::Expr) -> bool {
     match &e.kind {
         A::Lit(Literal::Int(_) | Literal::Float(_)) => true,
@@ -120,6 +130,10 @@ impl<'a> Checker<'a> {
             A::Field(..) | A::Index(..) => self.place(e),
             A::Unary(op, x) => self.unary(*op, x, hint, span),
             A::Binary(op, l, r) => self.binary(*op, l, r, hint, span),
+            A::Typed(x, t) => {
+                let to = self.resolve_type(t);
+                self.check_expr(x, to)
+            }
             A::Cast(x, t) => {
                 let to = self.resolve_type(t);
                 let h = self.expr(x, None);
@@ -417,7 +431,7 @@ impl<'a> Checker<'a> {
                 Expr::new(K::Static(s), ty, span)
             }
             ItemRef::Variant(e, i) => {
-                let args: Vec<Ty> = last.type_args.iter().map(|t| self.resolve_type(t)).collect();
+                let args: Vec<Ty> = enum_type_args(p).iter().map(|t| self.resolve_type(t)).collect();
                 let ety = self.type_of_item(ItemRef::Enum(e), args, span, true);
                 if let Some(h) = hint {
                     self.unify(ety, h);
@@ -500,8 +514,7 @@ impl<'a> Checker<'a> {
             if let Some(Local::Item(r)) = self.peek_path(p) {
                 match r {
                     ItemRef::Variant(e, i) => {
-                        let last = p.segments.last().expect("paths have a segment");
-                        let targs: Vec<Ty> = last.type_args.iter().map(|t| self.resolve_type(t)).collect();
+                        let targs: Vec<Ty> = enum_type_args(p).iter().map(|t| self.resolve_type(t)).collect();
                         let ety = self.type_of_item(ItemRef::Enum(e), targs, span, true);
                         if let Some(h) = hint {
                             self.unify(ety, h);

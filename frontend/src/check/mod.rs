@@ -571,6 +571,11 @@ impl<'a> Checker<'a> {
                 let span = e.span;
                 hir::Expr::new(hir::ExprKind::Cast(Box::new(e)), to, span)
             }
+            None if self.auto_ref(e.ty, to) => {
+                // Artic passes a value where a `&T` is expected by its address.
+                let span = e.span;
+                hir::Expr::new(hir::ExprKind::AddrOf(Box::new(e)), to, span)
+            }
             None => {
                 let (want, found) = (self.ty_str(to), self.ty_str(e.ty));
                 let mut d = self
@@ -582,6 +587,18 @@ impl<'a> Checker<'a> {
                 self.emit(d);
                 hir::Expr::new(hir::ExprKind::Error, TyTable::ERROR, e.span)
             }
+        }
+    }
+
+    /// Whether a value of type `from` may stand for a `&from` that `to` expects.
+    fn auto_ref(&mut self, from: Ty, to: Ty) -> bool {
+        let (from, to) = (self.resolve(from), self.resolve(to));
+        match self.tys.kind(to).clone() {
+            TyKind::Ptr { pointee, mutable: false, space: 0 } => {
+                !matches!(self.tys.kind(from), TyKind::Ptr { .. } | TyKind::Var(_) | TyKind::NoRet)
+                    && self.unify(from, pointee)
+            }
+            _ => false,
         }
     }
 
