@@ -87,9 +87,30 @@ pub fn compile(files: &[(String, String)], lower: bool) -> Output {
     tidy(&mut diags);
     let lowered = if lower && ok {
         let t2 = std::time::Instant::now();
-        let l = lower::lower(&mut program, &mut diags);
+        // Lowering a checked program cannot fail; should it panic all the same, the
+        // user gets an internal-error diagnostic instead of a crash.
+        let l = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let mut ds = Vec::new();
+            let l = lower::lower(&mut program, &mut ds);
+            (l, ds)
+        }));
+        let l = match l {
+            Ok((l, ds)) => {
+                diags.extend(ds);
+                Some(l)
+            }
+            Err(_) => {
+                diags.push(Diagnostic {
+                    severity: crate::diag::Severity::Error,
+                    message: "internal compiler error: lowering to the IR failed".into(),
+                    labels: Vec::new(),
+                    notes: vec!["this is a bug in durin; please report it with this program".into()],
+                });
+                None
+            }
+        };
         timings.lower = t2.elapsed().as_secs_f64();
-        Some(l)
+        l
     } else {
         None
     };

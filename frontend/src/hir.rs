@@ -112,7 +112,9 @@ pub struct Lambda {
     pub filter: Option<Option<Box<Expr>>>,
     /// When the closure is the body of a `for` loop: that loop (its return is `continue`).
     pub continue_of: Option<LoopId>,
-    /// When this is a function body: its function (the target of `return`).
+    /// The target of `return` inside: the function's id for a function body, a fresh id
+    /// for a closure; `None` for the body of a `for` loop (whose `return` is the
+    /// enclosing function's).
     pub returns_of: Option<FnId>,
 }
 
@@ -199,7 +201,8 @@ pub enum ExprKind {
     Break(LoopId),
     /// `continue` as a value.
     Continue(LoopId),
-    /// `return` as a value: the return of this function.
+    /// `return` as a value: the return of this function or closure (see
+    /// [`Lambda::returns_of`]).
     Return(FnId),
     /// `?e`.
     Known(Box<Expr>),

@@ -35,6 +35,8 @@ struct Lowerer<'p> {
     fn_insts: FxHashMap<(FnId, Vec<Ty>), Def>,
     imports: FxHashMap<Box<str>, Def>,
     statics: FxHashMap<StaticId, Def>,
+    /// Values of immutable statics (constants, computed once).
+    static_vals: FxHashMap<StaticId, Def>,
     strings: FxHashMap<Box<[u8]>, Def>,
     ir_tys: FxHashMap<Ty, Type>,
     todo: Vec<(FnId, Vec<Ty>, Def)>,
@@ -71,6 +73,7 @@ pub fn lower(prog: &mut Program, diags: &mut Vec<Diagnostic>) -> Lowered {
         fn_insts: FxHashMap::default(),
         imports: FxHashMap::default(),
         statics: FxHashMap::default(),
+        static_vals: FxHashMap::default(),
         strings: FxHashMap::default(),
         ir_tys: FxHashMap::default(),
         todo: Vec::new(),
@@ -413,6 +416,8 @@ impl<'p> Lowerer<'p> {
     /// Lowers a lambda into the continuation `k` (of its type).
     fn lambda_into(&mut self, l: &hir::Lambda, k: Def) {
         let saved = (self.bb.take(), self.mem.take());
+        // A closure in a static initializer is a constant; its body may do anything.
+        let saved_pure = self.pure.take();
         self.enter(k);
         let n = self.w.num_params(k);
         let has_ret = self.conc(l.codom) != TyTable::NORET;
@@ -458,6 +463,7 @@ impl<'p> Lowerer<'p> {
             }
         }
         (self.bb, self.mem) = saved;
+        self.pure = saved_pure;
     }
 
     fn lambda(&mut self, l: &hir::Lambda, ty: Ty, name: &str) -> Def {
@@ -716,6 +722,17 @@ impl<'p> Lowerer<'p> {
                 }
                 self.fn_def(*f, args, e.span)
             }
+            K::Static(s) if !self.p.statics[*s as usize].mutable && self.p.statics[*s as usize].init.is_some() => {
+                // An immutable static is its initializer, a constant.
+                if let Some(&v) = self.static_vals.get(s) {
+                    return v;
+                }
+                let p = self.p;
+                let init = p.statics[*s as usize].init.as_ref().expect("checked by the guard");
+                let v = self.emit(init);
+                self.static_vals.insert(*s, v);
+                v
+            }
             K::Static(_) | K::Deref(_) => {
                 let p = self.place(e);
                 self.load(p)
@@ -768,10 +785,7 @@ impl<'p> Lowerer<'p> {
                 self.stmts(stmts);
                 self.emit(value)
             }
-            K::Lambda(l) => {
-                self.impure();
-                self.lambda(l, e.ty, "lambda")
-            }
+            K::Lambda(l) => self.lambda(l, e.ty, "lambda"),
             K::Call { callee, arg, run } => {
                 if let K::Fn(f, targs) = &callee.kind {
                     if let Linkage::Import { cc, name } = &self.p.fns[*f as usize].linkage {

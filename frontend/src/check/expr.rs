@@ -1082,7 +1082,19 @@ impl<'a> Checker<'a> {
         self.cx.scopes.push(FxHashMap::default());
         let hp = self.fn_params(param, dom);
         let filter = filter.map(|f| self.check_filter(f));
+        // As in Artic, `return` in a closure returns from the closure; in the body of a
+        // `for` loop it returns from the enclosing function.
+        let returns_of = continue_of.is_none().then(|| {
+            self.next_return += 1;
+            self.next_return
+        });
+        if let Some(r) = returns_of {
+            self.cx.fns.push((r, codom));
+        }
         let b = self.expr(body, Some(codom));
+        if returns_of.is_some() {
+            self.cx.fns.pop();
+        }
         let b = if matches!(self.tys.kind(self.resolve(codom)), TyKind::Var(_)) && self.unify(codom, b.ty) {
             b
         } else {
@@ -1097,7 +1109,7 @@ impl<'a> Checker<'a> {
             body: b,
             filter,
             continue_of,
-            returns_of: None,
+            returns_of,
         };
         Expr::new(K::Lambda(Box::new(lambda)), ty, span)
     }

@@ -621,6 +621,10 @@ impl<'a> Checker<'a> {
                     TyTable::ERROR
                 }
             };
+            let mut init = init;
+            if let Some(i) = &mut init {
+                c.zonk_expr(i);
+            }
             (c.zonk(t), init)
         });
         if init.is_none() {
@@ -691,7 +695,10 @@ pub(super) fn impure_part(e: &hir::Expr, vars: bool) -> Option<Span> {
         K::Variant(_, x) => x.as_ref().and_then(|x| impure_part(x, vars)),
         K::Tuple(xs) | K::Array(xs) | K::Struct(xs) => all(xs),
         K::Repeat(x, _) | K::Unary(_, x) | K::Cast(x) | K::Known(x) | K::Halt(x) => impure_part(x, vars),
-        K::Field(x, _) if !matches!(x.kind, K::Deref(_) | K::Static(_)) => impure_part(x, vars),
+        K::Field(x, _) if !matches!(x.kind, K::Deref(_)) => impure_part(x, vars),
+        // Functions, closures and immutable statics are constants too.
+        K::Fn(..) | K::Lambda(_) if !vars => None,
+        K::Static(_) if !vars => None,
         K::Binary(op, a, b) if !matches!(op, ast::BinOp::Div | ast::BinOp::Rem) || !vars => {
             impure_part(a, vars).or_else(|| impure_part(b, vars))
         }

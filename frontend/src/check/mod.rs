@@ -280,6 +280,8 @@ struct Checker<'a> {
     /// Bindings of inference variables.
     subst: Vec<Option<Ty>>,
     next_loop: LoopId,
+    /// Return targets of closures, numbered after the functions' (which use their id).
+    next_return: FnId,
     cur_mod: ModId,
     cx: BodyCx,
     prelude: ModId,
@@ -306,6 +308,7 @@ pub fn check(prelude: &[ast::Module], files: &[ast::Module], diags: &mut Vec<Dia
         vars: Vec::new(),
         subst: Vec::new(),
         next_loop: 0,
+        next_return: u32::MAX / 2,
         cur_mod: 0,
         cx: BodyCx::default(),
         prelude: 0,

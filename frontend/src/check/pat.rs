@@ -292,7 +292,7 @@ impl<'a> Checker<'a> {
         }
     }
 
-    fn zonk_expr(&mut self, e: &mut hir::Expr) {
+    pub(super) fn zonk_expr(&mut self, e: &mut hir::Expr) {
         use hir::ExprKind as K;
         if matches!(e.kind, K::Error) {
             e.ty = TyTable::ERROR;
