@@ -506,9 +506,7 @@ impl<'p> Lowerer<'p> {
                 if info.mutable {
                     let t = self.ir_ty(info.ty);
                     let ptr = self.new_slot(t);
-                    let m = self.mem();
-                    let m = self.w.store(m, ptr, v);
-                    self.mem = Some(m);
+                    self.store(ptr, v);
                     self.vars.insert(*var, VarVal::Slot(ptr));
                 } else {
                     self.vars.insert(*var, VarVal::Val(v));

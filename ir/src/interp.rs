@@ -144,24 +144,33 @@ pub fn run(
     limits: Limits,
     out: &mut Vec<u8>,
 ) -> Result<Vec<Value>, InterpError> {
-    let mut it = Interp {
-        out,
-        w,
-        free: FreeParams::compute(w),
-        blocks: Vec::new(),
-        globals: FxHashMap::default(),
-        constants: FxHashMap::default(),
-        mem: 0,
-        limits,
+    let mut it = Interp::new(w, limits, out);
+    it.run(entry, args).map_err(|f| named(w, f))
+}
+
+/// An error with its def named as in the text form.
+fn named(w: &World, (d, message): Fail) -> InterpError {
+    let layout = Layout::compute(w);
+    let at = match w.node(d) {
+        Node::Lit(_) | Node::Bottom => crate::text::print_def(w, &layout, d),
+        _ => layout.name(d).unwrap_or("?").to_string(),
     };
-    it.run(entry, args).map_err(|(d, message)| {
-        let layout = Layout::compute(w);
-        let at = match w.node(d) {
-            Node::Lit(_) | Node::Bottom => crate::text::print_def(w, &layout, d),
-            _ => layout.name(d).unwrap_or("?").to_string(),
-        };
-        InterpError { at, message }
-    })
+    InterpError { at, message }
+}
+
+impl<'w, 'o> Interp<'w, 'o> {
+    fn new(w: &'w World, limits: Limits, out: &'o mut Vec<u8>) -> Self {
+        Interp {
+            out,
+            w,
+            free: FreeParams::compute(w),
+            blocks: Vec::new(),
+            globals: FxHashMap::default(),
+            constants: FxHashMap::default(),
+            mem: 0,
+            limits,
+        }
+    }
 }
 
 /// Runs a program's entry the way a C `main` is called: `entry` takes `mem`, then either
@@ -176,16 +185,7 @@ pub fn run_with_argv(
     limits: Limits,
     out: &mut Vec<u8>,
 ) -> Result<Vec<Value>, InterpError> {
-    let mut it = Interp {
-        out,
-        w,
-        free: FreeParams::compute(w),
-        blocks: Vec::new(),
-        globals: FxHashMap::default(),
-        constants: FxHashMap::default(),
-        mem: 0,
-        limits,
-    };
+    let mut it = Interp::new(w, limits, out);
     let nparams = w.types().cont_params(w.type_of(entry)).map_or(0, |p| p.len());
     let mut vals = vec![Value::Mem(0)];
     if nparams == 4 {
@@ -200,14 +200,7 @@ pub fn run_with_argv(
         vals.push(Value::Ptr(argv));
     }
     vals.push(Value::Exit);
-    let results = it.run(entry, vals).map_err(|(d, message)| {
-        let layout = Layout::compute(w);
-        let at = match w.node(d) {
-            Node::Lit(_) | Node::Bottom => crate::text::print_def(w, &layout, d),
-            _ => layout.name(d).unwrap_or("?").to_string(),
-        };
-        InterpError { at, message }
-    })?;
+    let results = it.run(entry, vals).map_err(|f| named(w, f))?;
     Ok(results.into_iter().filter(|v| !matches!(v, Value::Mem(_))).collect())
 }
 
