@@ -450,6 +450,22 @@ impl<'a> Checker<'a> {
                 self.tys.tuple(ts)
             }
             ast::PatternKind::Error => TyTable::ERROR,
+            // `[x: T, y, z]`: one annotated element types the array.
+            ast::PatternKind::Array { elems, simd: false }
+                if elems.iter().any(|e| matches!(e.kind, ast::PatternKind::Typed { .. })) =>
+            {
+                let elem = elems
+                    .iter()
+                    .find_map(|e| match &e.kind {
+                        ast::PatternKind::Typed { ty, .. } => Some(ty),
+                        _ => None,
+                    })
+                    .map_or(TyTable::ERROR, |t| self.resolve_type(t));
+                self.tys.intern(TyKind::Array {
+                    elem,
+                    len: Some(elems.len() as u64),
+                })
+            }
             _ => {
                 self.err(p.span, "function parameters need a type annotation: `name: T`");
                 TyTable::ERROR
