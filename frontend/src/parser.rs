@@ -343,7 +343,10 @@ impl Parser<'_, '_> {
             Some(self.block())
         } else if self.eat(&T::Eq) {
             let e = self.expr();
-            self.expect(&T::Semi);
+            // As in Artic, the `;` may be left out before the next item.
+            if !self.eat(&T::Semi) && !self.starts_item() && !self.at_end() && !self.is(&T::RBrace) {
+                self.expect(&T::Semi);
+            }
             Some(e)
         } else {
             if ret.is_none() {

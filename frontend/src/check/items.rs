@@ -26,6 +26,10 @@ impl<'a> Checker<'a> {
     }
 
     fn define(&mut self, m: Option<ModId>, name: &'a ast::Ident, r: ItemRef) {
+        if &*name.name == "_" {
+            // `static _ = ...;` declares nothing that can be named.
+            return;
+        }
         match m {
             Some(m) => {
                 if let Some((_, prev)) = self.mods[m as usize].items.get(&name.name) {

@@ -70,9 +70,29 @@ impl<'a> Checker<'a> {
                     }
                     Literal::Bool(b) => (hir::Lit::Bool(*b), TyTable::BOOL),
                     Literal::Char(c) => (hir::Lit::Int(*c as u64), TyTable::U8),
-                    Literal::Str(_) => {
-                        self.err(p.span, "string literals cannot be used as patterns");
-                        return None;
+                    Literal::Str(s) => {
+                        // A string matches an array of bytes of its length (with the
+                        // terminating zero), byte by byte.
+                        let fits = matches!(self.tys.kind(rty), TyKind::Array { elem, len: Some(n) }
+                            if *elem == TyTable::U8 && *n == s.len() as u64 + 1);
+                        if !fits {
+                            let t = self.ty_str(ty);
+                            self.err(p.span, format!("a string pattern of {} bytes (with the final zero) cannot match a value of type `{t}`", s.len() + 1));
+                            return None;
+                        }
+                        if irrefutable {
+                            self.err(p.span, "refutable pattern: a literal may not match");
+                        }
+                        let bytes = s.iter().copied().chain(std::iter::once(0));
+                        return Some(PatKind::Array(
+                            bytes
+                                .map(|b| Pat {
+                                    kind: PatKind::Lit(hir::Lit::Int(b as u64)),
+                                    ty: TyTable::U8,
+                                    span: p.span,
+                                })
+                                .collect(),
+                        ));
                     }
                 };
                 if !self.unify(lty, ty) {
