@@ -146,11 +146,15 @@ fn compile_files(files: &[PathBuf], time: bool) -> Result<durin_frontend::driver
     }
     if out.has_errors() {
         let n = out.diagnostics.iter().filter(|d| d.is_error()).count();
-        return Err(format!("error: could not compile the program ({n} error{})", if n == 1 { "" } else { "s" }));
+        return Err(format!(
+            "error: could not compile the program ({n} error{})",
+            if n == 1 { "" } else { "s" }
+        ));
     }
     if let Some(l) = &out.lowered {
         if let Err(errors) = verify::verify(&l.world) {
-            let mut msg = String::from("internal compiler error: the lowered program does not verify:\n");
+            let mut msg =
+                String::from("internal compiler error: the lowered program does not verify:\n");
             for e in &errors {
                 msg.push_str(&format!("  {e}\n"));
             }
@@ -170,7 +174,12 @@ fn check_command(files: &[PathBuf], print_ir: bool, time: bool) -> Result<(), St
     Ok(())
 }
 
-fn run_command(files: &[PathBuf], args: &[String], fuel: u64, time: bool) -> Result<ExitCode, String> {
+fn run_command(
+    files: &[PathBuf],
+    args: &[String],
+    fuel: u64,
+    time: bool,
+) -> Result<ExitCode, String> {
     let out = compile_files(files, time)?;
     let (Some(program), Some(lowered)) = (&out.program, &out.lowered) else {
         return Err("error: nothing to run".into());
@@ -182,10 +191,20 @@ fn run_command(files: &[PathBuf], args: &[String], fuel: u64, time: bool) -> Res
     if let Some(info) = info {
         use durin_frontend::types::{TyKind, TyTable};
         let dom_ok = match program.tys.kind(info.dom) {
-            TyKind::Tuple(ts) => ts.is_empty() || (ts.len() == 2 && ts[0] == TyTable::I32 && matches!(program.tys.kind(ts[1]), TyKind::Ptr { .. })),
+            TyKind::Tuple(ts) => {
+                ts.is_empty()
+                    || (ts.len() == 2
+                        && ts[0] == TyTable::I32
+                        && matches!(program.tys.kind(ts[1]), TyKind::Ptr { .. }))
+            }
             _ => false,
         };
-        if !dom_ok || !matches!(program.tys.kind(info.codom), TyKind::Prim(_) | TyKind::Tuple(_)) {
+        if !dom_ok
+            || !matches!(
+                program.tys.kind(info.codom),
+                TyKind::Prim(_) | TyKind::Tuple(_)
+            )
+        {
             return Err(format!(
                 "error: `main` takes `{}` and returns `{}`\n  = note: expected `fn() -> i32` or `fn(i32, &[&[u8]]) -> i32`",
                 program.ty_name(info.dom),

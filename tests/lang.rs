@@ -16,7 +16,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 fn files(sub: &str) -> Vec<PathBuf> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/lang").join(sub);
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/lang")
+        .join(sub);
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
         .expect("test folder exists")
         .map(|e| e.expect("readable entry").path())
@@ -49,21 +51,25 @@ fn durin(args: &[&str], path: &Path, extra: &[&str]) -> std::process::Output {
 #[test]
 fn accepted_programs_print_what_they_compute() {
     let files = files("ok");
-    assert!(files.len() >= 60, "expected at least 60 accepted programs, found {}", files.len());
+    assert!(
+        files.len() >= 60,
+        "expected at least 60 accepted programs, found {}",
+        files.len()
+    );
     let mut failures = Vec::new();
     for f in &files {
         let src = std::fs::read_to_string(f).expect("readable");
         let want_exit: i32 = header(&src, "// exit:").map_or(0, |e| e.parse().expect("exit code"));
-        let args: Vec<&str> = header(&src, "// args:").map_or(Vec::new(), |a| a.split_whitespace().collect());
+        let args: Vec<&str> =
+            header(&src, "// args:").map_or(Vec::new(), |a| a.split_whitespace().collect());
         let mut extra = Vec::new();
         if !args.is_empty() {
             extra.push("--");
             extra.extend(args);
         }
         let out = durin(&["run"], f, &extra);
-        let expected = std::fs::read_to_string(f.with_extension("out")).unwrap_or_else(|_| {
-            panic!("{} has no .out file", f.display())
-        });
+        let expected = std::fs::read_to_string(f.with_extension("out"))
+            .unwrap_or_else(|_| panic!("{} has no .out file", f.display()));
         let stdout = String::from_utf8_lossy(&out.stdout);
         let stderr = String::from_utf8_lossy(&out.stderr);
         let code = out.status.code().unwrap_or(-1);
@@ -74,7 +80,13 @@ fn accepted_programs_print_what_they_compute() {
             ));
         }
     }
-    assert!(failures.is_empty(), "{} of {} programs failed:\n{}", failures.len(), files.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {} programs failed:\n{}",
+        failures.len(),
+        files.len(),
+        failures.join("\n")
+    );
 }
 
 #[test]
@@ -89,7 +101,11 @@ fn warnings_do_not_stop_a_program() {
 
 fn snapshots(sub: &str, want_exit: i32, at_least: usize) {
     let files = files(sub);
-    assert!(files.len() >= at_least, "expected at least {at_least} programs in {sub}, found {}", files.len());
+    assert!(
+        files.len() >= at_least,
+        "expected at least {at_least} programs in {sub}, found {}",
+        files.len()
+    );
     let bless = std::env::var_os("DURIN_BLESS").is_some();
     let mut failures = Vec::new();
     for f in &files {
@@ -97,7 +113,11 @@ fn snapshots(sub: &str, want_exit: i32, at_least: usize) {
         let stderr = String::from_utf8_lossy(&out.stderr).to_string();
         let snap = f.with_extension("err");
         if out.status.code() != Some(want_exit) {
-            failures.push(format!("{}: exit {:?}, want {want_exit}\n{stderr}", f.display(), out.status.code()));
+            failures.push(format!(
+                "{}: exit {:?}, want {want_exit}\n{stderr}",
+                f.display(),
+                out.status.code()
+            ));
             continue;
         }
         if bless {
@@ -106,8 +126,17 @@ fn snapshots(sub: &str, want_exit: i32, at_least: usize) {
         }
         let expected = std::fs::read_to_string(&snap).unwrap_or_default();
         if stderr != expected {
-            failures.push(format!("{}:\n--- got\n{stderr}--- snapshot\n{expected}", f.display()));
+            failures.push(format!(
+                "{}:\n--- got\n{stderr}--- snapshot\n{expected}",
+                f.display()
+            ));
         }
     }
-    assert!(failures.is_empty(), "{} of {} programs failed:\n{}", failures.len(), files.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {} programs failed:\n{}",
+        failures.len(),
+        files.len(),
+        failures.join("\n")
+    );
 }

@@ -21,7 +21,11 @@ fn generate(lines: usize) -> String {
     s.push_str("fn @apply2[T](f: fn(T) -> T, x: T) -> T { f(f(x)) }\n");
     let mut i = 0;
     while s.lines().count() < lines {
-        let prev = if i == 0 { "x".to_string() } else { format!("f{}(x - 1, y)", i - 1) };
+        let prev = if i == 0 {
+            "x".to_string()
+        } else {
+            format!("f{}(x - 1, y)", i - 1)
+        };
         write!(
             s,
             "#[export]
@@ -66,7 +70,8 @@ fn main() {
     let src = generate(lines);
     let nlines = src.lines().count();
     let runs = 5;
-    let (mut lex, mut parse, mut check, mut lower, mut total) = (vec![], vec![], vec![], vec![], vec![]);
+    let (mut lex, mut parse, mut check, mut lower, mut total) =
+        (vec![], vec![], vec![], vec![], vec![]);
     let mut defs = 0;
     for _ in 0..runs {
         let t = Instant::now();
@@ -79,7 +84,11 @@ fn main() {
         let t = Instant::now();
         let out = driver::compile(&[("gen.art".to_string(), src.clone())], true);
         total.push(t.elapsed().as_secs_f64());
-        assert!(!out.has_errors(), "the generated program is valid:\n{}", out.render());
+        assert!(
+            !out.has_errors(),
+            "the generated program is valid:\n{}",
+            out.render()
+        );
         parse.push(out.timings.parse);
         check.push(out.timings.check);
         lower.push(out.timings.lower);
@@ -93,5 +102,9 @@ fn main() {
     println!("| lex + parse (with prelude) | {:.1} |", ms(&parse));
     println!("| resolve + check | {:.1} |", ms(&check));
     println!("| lower to IR | {:.1} |", ms(&lower));
-    println!("| total | {:.1} (target <= 1000; {:.1}x the anchor) |", ms(&total), ms(&total) / ms(&lex));
+    println!(
+        "| total | {:.1} (target <= 1000; {:.1}x the anchor) |",
+        ms(&total),
+        ms(&total) / ms(&lex)
+    );
 }

@@ -11,12 +11,12 @@
 
 pub mod ast;
 pub mod check;
-pub mod hir;
-pub mod types;
 pub mod diag;
 pub mod driver;
+pub mod hir;
 pub mod lexer;
 pub mod lower;
 pub mod parser;
 pub mod source;
 pub mod token;
+pub mod types;

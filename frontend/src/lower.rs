@@ -88,7 +88,10 @@ pub fn lower(prog: &mut Program, diags: &mut Vec<Diagnostic>) -> Lowered {
     };
     let mut main = None;
     for (i, f) in l.p.fns.iter().enumerate() {
-        let is_main = &*f.name == "main" && !f.nested && f.type_params.is_empty() && l.p.find_fn("main") == Some(i as FnId);
+        let is_main = &*f.name == "main"
+            && !f.nested
+            && f.type_params.is_empty()
+            && l.p.find_fn("main") == Some(i as FnId);
         if is_main || matches!(f.linkage, Linkage::Export(_)) {
             let k = l.fn_def(i as FnId, Vec::new(), f.span);
             l.w.make_external(k);
@@ -100,7 +103,9 @@ pub fn lower(prog: &mut Program, diags: &mut Vec<Diagnostic>) -> Lowered {
     while let Some((f, args, k)) = l.todo.pop() {
         l.fn_body(f, args, k);
     }
-    let Lowerer { w, diags: ds, tys, .. } = l;
+    let Lowerer {
+        w, diags: ds, tys, ..
+    } = l;
     prog.tys = tys;
     diags.extend(ds);
     Lowered { world: w, main }
@@ -110,7 +115,9 @@ pub fn lower(prog: &mut Program, diags: &mut Vec<Diagnostic>) -> Lowered {
 pub fn size_align(w: &World, t: Type) -> (u64, u64) {
     match w.kind(t).clone() {
         TypeKind::Bool => (1, 1),
-        TypeKind::Int { bits, .. } | TypeKind::Float { bits } => ((bits / 8) as u64, (bits / 8) as u64),
+        TypeKind::Int { bits, .. } | TypeKind::Float { bits } => {
+            ((bits / 8) as u64, (bits / 8) as u64)
+        }
         TypeKind::Ptr { .. } | TypeKind::Cont(_) => (8, 8),
         TypeKind::Array { elem, len } => {
             let (s, a) = size_align(w, elem);
@@ -177,7 +184,9 @@ impl<'p> Lowerer<'p> {
                 let e = self.ir_ty(elem);
                 self.w.ty_array(e, len)
             }
-            TyKind::Ptr { pointee, space: s, .. } => {
+            TyKind::Ptr {
+                pointee, space: s, ..
+            } => {
                 let p = self.ir_ty(pointee);
                 self.w.ty_ptr(p, space(s))
             }
@@ -228,7 +237,9 @@ impl<'p> Lowerer<'p> {
                 }
                 self.w.ty_tuple(&ts)
             }
-            TyKind::NoRet | TyKind::Error | TyKind::Param(_) | TyKind::Var(_) => self.w.ty_tuple(&[]),
+            TyKind::NoRet | TyKind::Error | TyKind::Param(_) | TyKind::Var(_) => {
+                self.w.ty_tuple(&[])
+            }
         };
         self.ir_tys.insert(t, r);
         r
@@ -245,7 +256,11 @@ impl<'p> Lowerer<'p> {
 
     fn flat_tys(&mut self, t: Ty) -> Vec<Type> {
         let t = self.conc(t);
-        self.tys.flatten(t).into_iter().map(|c| self.ir_ty(c)).collect()
+        self.tys
+            .flatten(t)
+            .into_iter()
+            .map(|c| self.ir_ty(c))
+            .collect()
     }
 
     /// Packs the components of a value of type `t`.
@@ -277,8 +292,11 @@ impl<'p> Lowerer<'p> {
 
     fn internal(&mut self, span: Span, message: String) {
         self.diags.push(
-            Diagnostic::error(span, format!("internal compiler error while lowering: {message}"))
-                .with_note("this is a bug in durin; please report it with this program"),
+            Diagnostic::error(
+                span,
+                format!("internal compiler error while lowering: {message}"),
+            )
+            .with_note("this is a bug in durin; please report it with this program"),
         );
     }
 
@@ -407,7 +425,9 @@ impl<'p> Lowerer<'p> {
 
     fn fn_body(&mut self, f: FnId, args: Vec<Ty>, k: Def) {
         let p = self.p;
-        let Some(body) = &p.fns[f as usize].body else { return };
+        let Some(body) = &p.fns[f as usize].body else {
+            return;
+        };
         let saved = std::mem::replace(&mut self.subst, args);
         self.lambda_into(body, k);
         self.subst = saved;
@@ -538,7 +558,9 @@ impl<'p> Lowerer<'p> {
     /// The position of variant `i`'s payload in the enum's tuple.
     fn payload_index(&mut self, ety: Ty, i: u32) -> u32 {
         let ety = self.conc(ety);
-        let TyKind::Enum(d, _) = self.tys.kind(ety) else { return 1 };
+        let TyKind::Enum(d, _) = self.tys.kind(ety) else {
+            return 1;
+        };
         1 + self.p.enums[*d as usize].variants[..i as usize]
             .iter()
             .filter(|(_, p)| p.is_some())
@@ -590,7 +612,9 @@ impl<'p> Lowerer<'p> {
     }
 
     fn all(&mut self, conds: Vec<Def>) -> Option<Def> {
-        conds.into_iter().reduce(|a, b| self.w.arith(ArithOp::And, a, b))
+        conds
+            .into_iter()
+            .reduce(|a, b| self.w.arith(ArithOp::And, a, b))
     }
 
     // ----- values ------------------------------------------------------------------------
@@ -682,8 +706,13 @@ impl<'p> Lowerer<'p> {
             None => {
                 let name = self.p.vars[v as usize].name.clone();
                 self.diags.push(
-                    Diagnostic::error(span, format!("`{name}` is used by a function called before `{name}` is declared"))
-                        .with_note("declare the variable before the call"),
+                    Diagnostic::error(
+                        span,
+                        format!(
+                            "`{name}` is used by a function called before `{name}` is declared"
+                        ),
+                    )
+                    .with_note("declare the variable before the call"),
                 );
                 let t = self.ir_ty(self.p.vars[v as usize].ty);
                 self.w.bottom(t)
@@ -713,20 +742,29 @@ impl<'p> Lowerer<'p> {
                 let args: Vec<Ty> = args.iter().map(|&a| self.conc(a)).collect();
                 if let Linkage::Import { cc, name } = &self.p.fns[*f as usize].linkage {
                     if &**cc == "builtin" && is_builtin_op(name) {
-                        self.diags.push(Diagnostic::error(e.span, format!("the builtin `{name}` can only be called, not used as a value")));
+                        self.diags.push(Diagnostic::error(
+                            e.span,
+                            format!("the builtin `{name}` can only be called, not used as a value"),
+                        ));
                         let t = self.ir_ty(e.ty);
                         return self.w.bottom(t);
                     }
                 }
                 self.fn_def(*f, args, e.span)
             }
-            K::Static(s) if !self.p.statics[*s as usize].mutable && self.p.statics[*s as usize].init.is_some() => {
+            K::Static(s)
+                if !self.p.statics[*s as usize].mutable
+                    && self.p.statics[*s as usize].init.is_some() =>
+            {
                 // An immutable static is its initializer, a constant.
                 if let Some(&v) = self.static_vals.get(s) {
                     return v;
                 }
                 let p = self.p;
-                let init = p.statics[*s as usize].init.as_ref().expect("checked by the guard");
+                let init = p.statics[*s as usize]
+                    .init
+                    .as_ref()
+                    .expect("checked by the guard");
                 let v = self.emit(init);
                 self.static_vals.insert(*s, v);
                 v
@@ -835,8 +873,11 @@ impl<'p> Lowerer<'p> {
                             TypeKind::Bool => self.w.lit_bool(true),
                             _ => self.w.lit(t, u64::MAX),
                         };
-                        let ones = if matches!(self.w.kind(t), TypeKind::Int { bits, .. } if *bits < 64) {
-                            let TypeKind::Int { bits, .. } = *self.w.kind(t) else { unreachable!() };
+                        let ones = if matches!(self.w.kind(t), TypeKind::Int { bits, .. } if *bits < 64)
+                        {
+                            let TypeKind::Int { bits, .. } = *self.w.kind(t) else {
+                                unreachable!()
+                            };
                             self.w.lit(t, (1u64 << bits) - 1)
                         } else {
                             ones
@@ -855,7 +896,9 @@ impl<'p> Lowerer<'p> {
                 let a = self.emit(l);
                 if simple(r) {
                     let b = self.emit(r);
-                    return self.w.arith(if is_and { ArithOp::And } else { ArithOp::Or }, a, b);
+                    return self
+                        .w
+                        .arith(if is_and { ArithOp::And } else { ArithOp::Or }, a, b);
                 }
                 let bt = self.w.ty_bool();
                 let (rhs, short) = (self.block("rhs", &[]), self.block("short", &[]));
@@ -896,7 +939,9 @@ impl<'p> Lowerer<'p> {
                     TypeKind::Float { bits } => self.w.lit(t, float_bits(1.0, bits)),
                     _ => self.w.lit(t, 1),
                 };
-                let new = self.w.arith(if *inc { ArithOp::Add } else { ArithOp::Sub }, old, one);
+                let new = self
+                    .w
+                    .arith(if *inc { ArithOp::Add } else { ArithOp::Sub }, old, one);
                 self.store(ptr, new);
                 if *post {
                     old
@@ -1017,7 +1062,10 @@ impl<'p> Lowerer<'p> {
                 self.w.hlt(v)
             }
             K::Error => {
-                self.internal(e.span, "an expression with an error reached lowering".into());
+                self.internal(
+                    e.span,
+                    "an expression with an error reached lowering".into(),
+                );
                 let t = self.ir_ty(e.ty);
                 self.w.bottom(t)
             }
@@ -1083,7 +1131,9 @@ impl<'p> Lowerer<'p> {
                     c = self.w.run(c);
                 }
                 let ct = self.conc(callee.ty);
-                let TyKind::Fn { dom, .. } = self.tys.kind(ct).clone() else { return };
+                let TyKind::Fn { dom, .. } = self.tys.kind(ct).clone() else {
+                    return;
+                };
                 let mut parts = self.unpack(dom, a);
                 parts.push(ret);
                 self.jump(c, &parts, e.span);
@@ -1099,7 +1149,9 @@ impl<'p> Lowerer<'p> {
     /// Whether a call to `callee` is a jump (not a builtin the compiler expands).
     fn is_plain_call(&self, callee: &Expr) -> bool {
         match &callee.kind {
-            K::Fn(f, _) => !matches!(&self.p.fns[*f as usize].linkage, Linkage::Import { cc, name } if &**cc == "builtin" && is_builtin_op(name)),
+            K::Fn(f, _) => {
+                !matches!(&self.p.fns[*f as usize].linkage, Linkage::Import { cc, name } if &**cc == "builtin" && is_builtin_op(name))
+            }
             _ => true,
         }
     }
@@ -1187,7 +1239,10 @@ impl<'p> Lowerer<'p> {
                 self.w.select(c, x, y)
             }
             "sizeof" | "alignof" => {
-                let t = targs.first().map(|&t| self.conc(t)).unwrap_or(TyTable::UNIT);
+                let t = targs
+                    .first()
+                    .map(|&t| self.conc(t))
+                    .unwrap_or(TyTable::UNIT);
                 let it = self.ir_ty(t);
                 let (s, al) = size_align(&self.w, it);
                 let v = if name == "sizeof" { s } else { al };

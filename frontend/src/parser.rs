@@ -344,7 +344,8 @@ impl Parser<'_, '_> {
         } else if self.eat(&T::Eq) {
             let e = self.expr();
             // As in Artic, the `;` may be left out before the next item.
-            if !self.eat(&T::Semi) && !self.starts_item() && !self.at_end() && !self.is(&T::RBrace) {
+            if !self.eat(&T::Semi) && !self.starts_item() && !self.at_end() && !self.is(&T::RBrace)
+            {
                 self.expect(&T::Semi);
             }
             Some(e)
@@ -877,7 +878,10 @@ impl Parser<'_, '_> {
             } else {
                 // As in Rust, a statement that starts with a block-like expression ends
                 // with it: `for x in g() { } -1` is two statements.
-                let expr = if matches!(self.peek(), T::If | T::While | T::For | T::Match | T::LBrace) {
+                let expr = if matches!(
+                    self.peek(),
+                    T::If | T::While | T::For | T::Match | T::LBrace
+                ) {
                     self.primary(false)
                 } else {
                     self.expr()

@@ -33,14 +33,38 @@ impl Prim {
     pub fn from_name(name: &str) -> Option<Prim> {
         Some(match name {
             "bool" => Prim::Bool,
-            "i8" => Prim::Int { bits: 8, signed: true },
-            "i16" => Prim::Int { bits: 16, signed: true },
-            "i32" => Prim::Int { bits: 32, signed: true },
-            "i64" => Prim::Int { bits: 64, signed: true },
-            "u8" => Prim::Int { bits: 8, signed: false },
-            "u16" => Prim::Int { bits: 16, signed: false },
-            "u32" => Prim::Int { bits: 32, signed: false },
-            "u64" => Prim::Int { bits: 64, signed: false },
+            "i8" => Prim::Int {
+                bits: 8,
+                signed: true,
+            },
+            "i16" => Prim::Int {
+                bits: 16,
+                signed: true,
+            },
+            "i32" => Prim::Int {
+                bits: 32,
+                signed: true,
+            },
+            "i64" => Prim::Int {
+                bits: 64,
+                signed: true,
+            },
+            "u8" => Prim::Int {
+                bits: 8,
+                signed: false,
+            },
+            "u16" => Prim::Int {
+                bits: 16,
+                signed: false,
+            },
+            "u32" => Prim::Int {
+                bits: 32,
+                signed: false,
+            },
+            "u64" => Prim::Int {
+                bits: 64,
+                signed: false,
+            },
             "f16" => Prim::Float { bits: 16 },
             "f32" => Prim::Float { bits: 32 },
             "f64" => Prim::Float { bits: 64 },
@@ -134,10 +158,19 @@ impl TyTable {
         t.intern(TyKind::Tuple(Vec::new()));
         t.intern(TyKind::NoRet);
         t.intern(TyKind::Prim(Prim::Bool));
-        t.intern(TyKind::Prim(Prim::Int { bits: 32, signed: true }));
+        t.intern(TyKind::Prim(Prim::Int {
+            bits: 32,
+            signed: true,
+        }));
         t.intern(TyKind::Prim(Prim::Float { bits: 64 }));
-        t.intern(TyKind::Prim(Prim::Int { bits: 8, signed: false }));
-        t.intern(TyKind::Prim(Prim::Int { bits: 64, signed: true }));
+        t.intern(TyKind::Prim(Prim::Int {
+            bits: 8,
+            signed: false,
+        }));
+        t.intern(TyKind::Prim(Prim::Int {
+            bits: 64,
+            signed: true,
+        }));
         t
     }
 

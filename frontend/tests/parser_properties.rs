@@ -113,7 +113,9 @@ fn whole_frontend(src: &str) -> Result<(), TestCaseError> {
     if let (Some(l), false) = (&out.lowered, out.has_errors()) {
         if let Err(errors) = durin_ir::verify::verify(&l.world) {
             let first = errors.first().map(|e| e.to_string()).unwrap_or_default();
-            return Err(TestCaseError::fail(format!("lowered IR does not verify: {first}\n{src}")));
+            return Err(TestCaseError::fail(format!(
+                "lowered IR does not verify: {first}\n{src}"
+            )));
         }
     }
     Ok(())

@@ -186,7 +186,10 @@ pub fn run_with_argv(
     out: &mut Vec<u8>,
 ) -> Result<Vec<Value>, InterpError> {
     let mut it = Interp::new(w, limits, out);
-    let nparams = w.types().cont_params(w.type_of(entry)).map_or(0, |p| p.len());
+    let nparams = w
+        .types()
+        .cont_params(w.type_of(entry))
+        .map_or(0, |p| p.len());
     let mut vals = vec![Value::Mem(0)];
     if nparams == 4 {
         let mut ptrs = Vec::new();
@@ -201,7 +204,10 @@ pub fn run_with_argv(
     }
     vals.push(Value::Exit);
     let results = it.run(entry, vals).map_err(|f| named(w, f))?;
-    Ok(results.into_iter().filter(|v| !matches!(v, Value::Mem(_))).collect())
+    Ok(results
+        .into_iter()
+        .filter(|v| !matches!(v, Value::Mem(_)))
+        .collect())
 }
 
 /// Runs `entry` the way `durin ir --run` does: `mem` parameters get a fresh token, a final
@@ -798,7 +804,11 @@ fn math(name: &str, args: &[Value]) -> Option<Result<u64, String>> {
         _ => return None,
     };
     let arg = |i: usize| match args.get(i) {
-        Some(Value::Bits(b)) => Ok(if single { f32::from_bits(*b as u32) as f64 } else { f64::from_bits(*b) }),
+        Some(Value::Bits(b)) => Ok(if single {
+            f32::from_bits(*b as u32) as f64
+        } else {
+            f64::from_bits(*b)
+        }),
         _ => Err(format!("`{name}` expects a number as argument {i}")),
     };
     let r = (|| {
@@ -828,7 +838,13 @@ fn math(name: &str, args: &[Value]) -> Option<Result<u64, String>> {
             _ => x % arg(1)?, // fmod
         })
     })();
-    Some(r.map(|v: f64| if single { (v as f32).to_bits() as u64 } else { v.to_bits() }))
+    Some(r.map(|v: f64| {
+        if single {
+            (v as f32).to_bits() as u64
+        } else {
+            v.to_bits()
+        }
+    }))
 }
 
 const MATH: &[&str] = &[

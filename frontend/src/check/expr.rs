@@ -68,7 +68,10 @@ impl<'a> Checker<'a> {
                     _ => None,
                 });
                 if elems.is_empty() && elem.is_none() {
-                    self.err(span, "cannot infer the element type of an empty array; annotate it");
+                    self.err(
+                        span,
+                        "cannot infer the element type of an empty array; annotate it",
+                    );
                     return err_expr(span);
                 }
                 let mut hs = Vec::new();
@@ -148,7 +151,11 @@ impl<'a> Checker<'a> {
                     }
                     Some(f) => {
                         let t = self.expr(then, hint);
-                        let fh = if self.resolve(t.ty) == TyTable::NORET { hint } else { hint.or(Some(t.ty)) };
+                        let fh = if self.resolve(t.ty) == TyTable::NORET {
+                            hint
+                        } else {
+                            hint.or(Some(t.ty))
+                        };
                         let f = self.expr(f, fh);
                         let ty = self.join(hint, &[t.ty, f.ty]);
                         let (t, f) = (self.coerce(t, ty), self.coerce(f, ty));
@@ -171,9 +178,16 @@ impl<'a> Checker<'a> {
                 };
                 self.cx.scopes.pop();
                 let (f, ty) = match els {
-                    None => (Expr::new(K::Tuple(Vec::new()), TyTable::UNIT, span), TyTable::UNIT),
+                    None => (
+                        Expr::new(K::Tuple(Vec::new()), TyTable::UNIT, span),
+                        TyTable::UNIT,
+                    ),
                     Some(f) => {
-                        let fh = if self.resolve(t.ty) == TyTable::NORET { hint } else { hint.or(Some(t.ty)) };
+                        let fh = if self.resolve(t.ty) == TyTable::NORET {
+                            hint
+                        } else {
+                            hint.or(Some(t.ty))
+                        };
                         let f = self.expr(f, fh);
                         let ty = self.join(hint, &[t.ty, f.ty]);
                         (f, ty)
@@ -221,7 +235,11 @@ impl<'a> Checker<'a> {
                     span,
                 };
                 let bty = b.ty;
-                let m = Expr::new(K::Match(Box::new(scrut), vec![(p, b), (wild, brk)]), bty, span);
+                let m = Expr::new(
+                    K::Match(Box::new(scrut), vec![(p, b), (wild, brk)]),
+                    bty,
+                    span,
+                );
                 let t = Expr::new(K::Lit(Lit::Bool(true)), TyTable::BOOL, span);
                 Expr::new(K::While(id, Box::new(t), Box::new(m)), TyTable::UNIT, span)
             }
@@ -233,21 +251,31 @@ impl<'a> Checker<'a> {
                 for (p, x) in arms {
                     self.cx.scopes.push(FxHashMap::default());
                     let hp = self.pattern(p, scrut.ty, false);
-                    let ah = hint.or_else(|| tys.iter().copied().find(|t| self.resolve(*t) != TyTable::NORET));
+                    let ah = hint.or_else(|| {
+                        tys.iter()
+                            .copied()
+                            .find(|t| self.resolve(*t) != TyTable::NORET)
+                    });
                     let hx = self.expr(x, ah);
                     self.cx.scopes.pop();
                     tys.push(hx.ty);
                     hs.push((hp, hx));
                 }
                 let ty = self.join(hint, &tys);
-                let hs: Vec<(hir::Pat, Expr)> = hs.into_iter().map(|(p, x)| (p, self.coerce(x, ty))).collect();
+                let hs: Vec<(hir::Pat, Expr)> = hs
+                    .into_iter()
+                    .map(|(p, x)| (p, self.coerce(x, ty)))
+                    .collect();
                 if !arms.is_empty() || true {
                     let pats: Vec<&hir::Pat> = hs.iter().map(|(p, _)| p).collect();
                     let sty = self.resolve(scrut.ty);
                     if !self.exhaustive(&pats, sty) {
                         let s = self.ty_str(sty);
                         let d = self
-                            .error(expr.span, format!("`match` does not cover every value of type `{s}`"))
+                            .error(
+                                expr.span,
+                                format!("`match` does not cover every value of type `{s}`"),
+                            )
                             .with_note("add an arm `_ => ...` for the remaining values");
                         self.emit(d);
                     }
@@ -256,12 +284,20 @@ impl<'a> Checker<'a> {
             }
             A::Break | A::Continue => {
                 let Some(&id) = self.cx.loops.last() else {
-                    let what = if matches!(e.kind, A::Break) { "break" } else { "continue" };
+                    let what = if matches!(e.kind, A::Break) {
+                        "break"
+                    } else {
+                        "continue"
+                    };
                     self.err(span, format!("`{what}` outside of a loop"));
                     return err_expr(span);
                 };
                 let ty = self.tys.func(TyTable::UNIT, TyTable::NORET);
-                let kind = if matches!(e.kind, A::Break) { K::Break(id) } else { K::Continue(id) };
+                let kind = if matches!(e.kind, A::Break) {
+                    K::Break(id)
+                } else {
+                    K::Continue(id)
+                };
                 Expr::new(kind, ty, span)
             }
             A::Return => {
@@ -279,7 +315,10 @@ impl<'a> Checker<'a> {
                 match &x.kind {
                     A::Call { callee, args } => self.call(callee, args, hint, span, true),
                     _ => {
-                        self.err(x.span, "`@` before an expression must be followed by a call: `@f(x)`");
+                        self.err(
+                            x.span,
+                            "`@` before an expression must be followed by a call: `@f(x)`",
+                        );
                         err_expr(span)
                     }
                 }
@@ -395,7 +434,9 @@ impl<'a> Checker<'a> {
                 let info = &self.fns[f as usize];
                 let outer = info.outer_params as usize;
                 let own = info.type_params.len() - outer;
-                let mut args: Vec<Ty> = (0..outer as u32).map(|i| self.tys.intern(TyKind::Param(i))).collect();
+                let mut args: Vec<Ty> = (0..outer as u32)
+                    .map(|i| self.tys.intern(TyKind::Param(i)))
+                    .collect();
                 if last.type_args.is_empty() {
                     for _ in 0..own {
                         let v = self.fresh_var();
@@ -405,7 +446,12 @@ impl<'a> Checker<'a> {
                     if last.type_args.len() > own {
                         self.err(
                             p.span,
-                            format!("`{}` takes {own} type argument{}, but {} were given", last.ident.name, plural(own), last.type_args.len()),
+                            format!(
+                                "`{}` takes {own} type argument{}, but {} were given",
+                                last.ident.name,
+                                plural(own),
+                                last.type_args.len()
+                            ),
                         );
                         return err_expr(span);
                     }
@@ -426,12 +472,21 @@ impl<'a> Checker<'a> {
             ItemRef::Static(s) => {
                 let ty = self.static_info(s, span);
                 if self.cx.in_filter && self.statics[s as usize].mutable {
-                    self.err(span, format!("filters may not read the mutable static `{}`", self.statics[s as usize].name));
+                    self.err(
+                        span,
+                        format!(
+                            "filters may not read the mutable static `{}`",
+                            self.statics[s as usize].name
+                        ),
+                    );
                 }
                 Expr::new(K::Static(s), ty, span)
             }
             ItemRef::Variant(e, i) => {
-                let args: Vec<Ty> = enum_type_args(p).iter().map(|t| self.resolve_type(t)).collect();
+                let args: Vec<Ty> = enum_type_args(p)
+                    .iter()
+                    .map(|t| self.resolve_type(t))
+                    .collect();
                 let ety = self.type_of_item(ItemRef::Enum(e), args, span, true);
                 if let Some(h) = hint {
                     self.unify(ety, h);
@@ -439,7 +494,10 @@ impl<'a> Checker<'a> {
                 let info = self.enum_info(e);
                 if info.variants[i as usize].1.is_some() {
                     let name = info.variants[i as usize].0.clone();
-                    self.err(span, format!("variant `{name}` carries a value: write `{name}(...)`"));
+                    self.err(
+                        span,
+                        format!("variant `{name}` carries a value: write `{name}(...)`"),
+                    );
                     return err_expr(span);
                 }
                 Expr::new(K::Variant(i, None), ety, span)
@@ -447,7 +505,11 @@ impl<'a> Checker<'a> {
             ItemRef::Struct(d) => {
                 let info = self.struct_info(d).clone();
                 if info.fields.is_empty() {
-                    let args: Vec<Ty> = last.type_args.iter().map(|t| self.resolve_type(t)).collect();
+                    let args: Vec<Ty> = last
+                        .type_args
+                        .iter()
+                        .map(|t| self.resolve_type(t))
+                        .collect();
                     let ty = self.type_of_item(r, args, span, true);
                     return Expr::new(K::Struct(Vec::new()), ty, span);
                 }
@@ -495,7 +557,14 @@ impl<'a> Checker<'a> {
                 };
                 let s = self.ty_str(dom);
                 let d = self
-                    .error(span, format!("this function takes {n} argument{}, but {} were given", plural(n), args.len()))
+                    .error(
+                        span,
+                        format!(
+                            "this function takes {n} argument{}, but {} were given",
+                            plural(n),
+                            args.len()
+                        ),
+                    )
                     .with_note(format!("the parameter type is `{s}`"));
                 self.emit(d);
                 for a in args {
@@ -504,17 +573,31 @@ impl<'a> Checker<'a> {
                 return err_expr(span);
             }
         };
-        let hs: Vec<Expr> = args.iter().zip(elems).map(|(a, t)| self.check_expr(a, t)).collect();
+        let hs: Vec<Expr> = args
+            .iter()
+            .zip(elems)
+            .map(|(a, t)| self.check_expr(a, t))
+            .collect();
         Expr::new(K::Tuple(hs), dom, span)
     }
 
-    fn call(&mut self, callee: &'a ast::Expr, args: &'a [ast::Expr], hint: Option<Ty>, span: Span, run: bool) -> Expr {
+    fn call(
+        &mut self,
+        callee: &'a ast::Expr,
+        args: &'a [ast::Expr],
+        hint: Option<Ty>,
+        span: Span,
+        run: bool,
+    ) -> Expr {
         // Constructors: enum variants with a payload and tuple-like structs.
         if let A::Path(p) = &callee.kind {
             if let Some(Local::Item(r)) = self.peek_path(p) {
                 match r {
                     ItemRef::Variant(e, i) => {
-                        let targs: Vec<Ty> = enum_type_args(p).iter().map(|t| self.resolve_type(t)).collect();
+                        let targs: Vec<Ty> = enum_type_args(p)
+                            .iter()
+                            .map(|t| self.resolve_type(t))
+                            .collect();
                         let ety = self.type_of_item(ItemRef::Enum(e), targs, span, true);
                         if let Some(h) = hint {
                             self.unify(ety, h);
@@ -524,7 +607,13 @@ impl<'a> Checker<'a> {
                             return err_expr(span);
                         };
                         let Some(payload) = info.variants[i as usize].1 else {
-                            self.err(span, format!("variant `{}` carries no value", info.variants[i as usize].0));
+                            self.err(
+                                span,
+                                format!(
+                                    "variant `{}` carries no value",
+                                    info.variants[i as usize].0
+                                ),
+                            );
                             return err_expr(span);
                         };
                         let pty = self.tys.subst(payload, &targs);
@@ -533,7 +622,11 @@ impl<'a> Checker<'a> {
                     }
                     ItemRef::Struct(d) if self.struct_info(d).tuple_like => {
                         let last = p.segments.last().expect("paths have a segment");
-                        let targs: Vec<Ty> = last.type_args.iter().map(|t| self.resolve_type(t)).collect();
+                        let targs: Vec<Ty> = last
+                            .type_args
+                            .iter()
+                            .map(|t| self.resolve_type(t))
+                            .collect();
                         let sty = self.type_of_item(r, targs, span, true);
                         if let Some(h) = hint {
                             self.unify(sty, h);
@@ -543,7 +636,16 @@ impl<'a> Checker<'a> {
                         };
                         let info = self.struct_info(d).clone();
                         if args.len() != info.fields.len() {
-                            self.err(span, format!("`{}` has {} field{}, but {} values were given", info.name, info.fields.len(), plural(info.fields.len()), args.len()));
+                            self.err(
+                                span,
+                                format!(
+                                    "`{}` has {} field{}, but {} values were given",
+                                    info.name,
+                                    info.fields.len(),
+                                    plural(info.fields.len()),
+                                    args.len()
+                                ),
+                            );
                             return err_expr(span);
                         }
                         let hs = args
@@ -593,7 +695,10 @@ impl<'a> Checker<'a> {
             _ => {
                 let s = self.ty_str(fty);
                 let d = self
-                    .error(callee.span, format!("expected a function or an array, found `{s}`"))
+                    .error(
+                        callee.span,
+                        format!("expected a function or an array, found `{s}`"),
+                    )
                     .with_label_message("cannot be called");
                 self.emit(d);
                 err_expr(span)
@@ -659,7 +764,10 @@ impl<'a> Checker<'a> {
                     TyKind::Error => err_expr(span),
                     _ => {
                         let s = self.ty_str(t);
-                        self.err(name.span, format!("no field `{}` on a value of type `{s}`", name.name));
+                        self.err(
+                            name.span,
+                            format!("no field `{}` on a value of type `{s}`", name.name),
+                        );
                         err_expr(span)
                     }
                 }
@@ -671,7 +779,10 @@ impl<'a> Checker<'a> {
                     TyKind::Tuple(ts) => ts.get(*i as usize).copied(),
                     TyKind::Struct(d, args) => {
                         let info = self.struct_info(d).clone();
-                        info.fields.get(*i as usize).map(|(_, ft)| *ft).map(|ft| self.tys.subst(ft, &args))
+                        info.fields
+                            .get(*i as usize)
+                            .map(|(_, ft)| *ft)
+                            .map(|ft| self.tys.subst(ft, &args))
                     }
                     TyKind::Error => return err_expr(span),
                     _ => None,
@@ -789,7 +900,10 @@ impl<'a> Checker<'a> {
                         UnaryOp::Neg => "-",
                         _ => "+",
                     };
-                    self.err(span, format!("cannot apply `{sym}` to a value of type `{s}`"));
+                    self.err(
+                        span,
+                        format!("cannot apply `{sym}` to a value of type `{s}`"),
+                    );
                     return err_expr(span);
                 }
                 if op == UnaryOp::Plus {
@@ -823,7 +937,10 @@ impl<'a> Checker<'a> {
                 let t = self.resolve(h.ty);
                 if !self.tys.is_num(t) && t != TyTable::ERROR {
                     let s = self.ty_str(t);
-                    self.err(span, format!("`++` and `--` apply to numbers, not to `{s}`"));
+                    self.err(
+                        span,
+                        format!("`++` and `--` apply to numbers, not to `{s}`"),
+                    );
                 }
                 let inc = matches!(op, UnaryOp::PreInc | UnaryOp::PostInc);
                 let post = matches!(op, UnaryOp::PostInc | UnaryOp::PostDec);
@@ -862,7 +979,14 @@ impl<'a> Checker<'a> {
         }
     }
 
-    fn binary(&mut self, op: BinOp, l: &'a ast::Expr, r: &'a ast::Expr, hint: Option<Ty>, span: Span) -> Expr {
+    fn binary(
+        &mut self,
+        op: BinOp,
+        l: &'a ast::Expr,
+        r: &'a ast::Expr,
+        hint: Option<Ty>,
+        span: Span,
+    ) -> Expr {
         match op {
             BinOp::AndAnd | BinOp::OrOr => {
                 let hl = self.check_expr(l, TyTable::BOOL);
@@ -901,7 +1025,11 @@ impl<'a> Checker<'a> {
                 if !self.op_applies(arith, t) {
                     self.bad_operands(op, t, span);
                 }
-                Expr::new(K::AssignOp(arith, Box::new(p), Box::new(v)), TyTable::UNIT, span)
+                Expr::new(
+                    K::AssignOp(arith, Box::new(p), Box::new(v)),
+                    TyTable::UNIT,
+                    span,
+                )
             }
             _ => {
                 let cmp = op.precedence() == 7;
@@ -926,7 +1054,9 @@ impl<'a> Checker<'a> {
             BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Rem => int || float,
             BinOp::And | BinOp::Or | BinOp::Xor => int || b,
             BinOp::Shl | BinOp::Shr => int,
-            BinOp::Eq | BinOp::Ne => int || float || b || matches!(self.tys.kind(t), TyKind::Ptr { .. }),
+            BinOp::Eq | BinOp::Ne => {
+                int || float || b || matches!(self.tys.kind(t), TyKind::Ptr { .. })
+            }
             BinOp::Lt | BinOp::Gt | BinOp::Le | BinOp::Ge => int || float,
             _ => false,
         }
@@ -934,7 +1064,10 @@ impl<'a> Checker<'a> {
 
     fn bad_operands(&mut self, op: BinOp, t: Ty, span: Span) {
         let s = self.ty_str(t);
-        self.err(span, format!("cannot apply `{}` to operands of type `{s}`", op.symbol()));
+        self.err(
+            span,
+            format!("cannot apply `{}` to operands of type `{s}`", op.symbol()),
+        );
     }
 
     fn cast(&mut self, h: Expr, to: Ty, span: Span) -> Expr {
@@ -958,7 +1091,13 @@ impl<'a> Checker<'a> {
         err_expr(span)
     }
 
-    fn struct_lit(&mut self, base: &'a ast::Expr, fields: &'a [(ast::Ident, ast::Expr)], hint: Option<Ty>, span: Span) -> Expr {
+    fn struct_lit(
+        &mut self,
+        base: &'a ast::Expr,
+        fields: &'a [(ast::Ident, ast::Expr)],
+        hint: Option<Ty>,
+        span: Span,
+    ) -> Expr {
         let A::Path(p) = &base.kind else {
             self.err(base.span, "expected a struct name");
             return err_expr(span);
@@ -975,7 +1114,11 @@ impl<'a> Checker<'a> {
             return err_expr(span);
         };
         let last = p.segments.last().expect("paths have a segment");
-        let targs: Vec<Ty> = last.type_args.iter().map(|t| self.resolve_type(t)).collect();
+        let targs: Vec<Ty> = last
+            .type_args
+            .iter()
+            .map(|t| self.resolve_type(t))
+            .collect();
         let sty = self.type_of_item(r, targs, p.span, true);
         if let Some(h) = hint {
             self.unify(sty, h);
@@ -1013,12 +1156,26 @@ impl<'a> Checker<'a> {
             }
         }
         if !missing.is_empty() {
-            self.err(span, format!("missing field{} {} in `{}`", plural(missing.len()), missing.join(", "), info.name));
+            self.err(
+                span,
+                format!(
+                    "missing field{} {} in `{}`",
+                    plural(missing.len()),
+                    missing.join(", "),
+                    info.name
+                ),
+            );
         }
         Expr::new(K::Struct(out), sty, span)
     }
 
-    fn struct_update(&mut self, base: &'a ast::Expr, fields: &'a [(ast::Ident, ast::Expr)], hint: Option<Ty>, span: Span) -> Expr {
+    fn struct_update(
+        &mut self,
+        base: &'a ast::Expr,
+        fields: &'a [(ast::Ident, ast::Expr)],
+        hint: Option<Ty>,
+        span: Span,
+    ) -> Expr {
         let b = self.expr(base, hint);
         let t = self.resolve(b.ty);
         let TyKind::Struct(d, targs) = self.tys.kind(t).clone() else {
@@ -1095,7 +1252,9 @@ impl<'a> Checker<'a> {
         if returns_of.is_some() {
             self.cx.fns.pop();
         }
-        let b = if matches!(self.tys.kind(self.resolve(codom)), TyKind::Var(_)) && self.unify(codom, b.ty) {
+        let b = if matches!(self.tys.kind(self.resolve(codom)), TyKind::Var(_))
+            && self.unify(codom, b.ty)
+        {
             b
         } else {
             self.coerce(b, codom)
@@ -1114,20 +1273,36 @@ impl<'a> Checker<'a> {
         Expr::new(K::Lambda(Box::new(lambda)), ty, span)
     }
 
-    fn for_loop(&mut self, pat: &ast::Pattern, call: &'a ast::Expr, body: &'a ast::Expr, span: Span) -> Expr {
+    fn for_loop(
+        &mut self,
+        pat: &ast::Pattern,
+        call: &'a ast::Expr,
+        body: &'a ast::Expr,
+        span: Span,
+    ) -> Expr {
         let A::Call { callee, args } = &call.kind else {
             let d = self
-                .error(call.span, "`for` loops iterate over a call: `for x in gen(args) { ... }`")
+                .error(
+                    call.span,
+                    "`for` loops iterate over a call: `for x in gen(args) { ... }`",
+                )
                 .with_note("the loop is `gen(|x| { ... })(args)`");
             self.emit(d);
             return err_expr(span);
         };
         let gen = self.expr(callee, None);
         let gty = self.resolve(gen.ty);
-        let TyKind::Fn { dom: body_ty, codom: after } = self.tys.kind(gty).clone() else {
+        let TyKind::Fn {
+            dom: body_ty,
+            codom: after,
+        } = self.tys.kind(gty).clone()
+        else {
             if gty != TyTable::ERROR {
                 let s = self.ty_str(gty);
-                self.err(callee.span, format!("`for` needs a function that takes the loop body, found `{s}`"));
+                self.err(
+                    callee.span,
+                    format!("`for` needs a function that takes the loop body, found `{s}`"),
+                );
             }
             return err_expr(span);
         };
@@ -1137,7 +1312,15 @@ impl<'a> Checker<'a> {
             kind: ast::PatternKind::Tuple(vec![pat.clone()]),
             span: pat.span,
         };
-        let lambda = self.closure(None, &closure_param, None, body, Some(body_ty), body.span, Some(id));
+        let lambda = self.closure(
+            None,
+            &closure_param,
+            None,
+            body,
+            Some(body_ty),
+            body.span,
+            Some(id),
+        );
         self.cx.loops.pop();
         let lambda = self.coerce(lambda, body_ty);
         let after = self.resolve(after);
@@ -1150,7 +1333,11 @@ impl<'a> Checker<'a> {
             after,
             call.span,
         );
-        let TyKind::Fn { dom: adom, codom: result } = self.tys.kind(after).clone() else {
+        let TyKind::Fn {
+            dom: adom,
+            codom: result,
+        } = self.tys.kind(after).clone()
+        else {
             if after != TyTable::ERROR {
                 let s = self.ty_str(after);
                 self.err(callee.span, format!("`for` needs a generator that returns a function of the bounds, found one returning `{s}`"));
@@ -1199,15 +1386,21 @@ impl<'a> Checker<'a> {
                         None => self.expr(e, None),
                     });
                     let ty = declared.or(h.as_ref().map(|h| h.ty)).unwrap_or_else(|| {
-                        self.err(*span, "a `let` without initializer needs a type: `let mut x: T;`");
+                        self.err(
+                            *span,
+                            "a `let` without initializer needs a type: `let mut x: T;`",
+                        );
                         TyTable::ERROR
                     });
-                    if h.is_none() && !matches!(&pat.kind, ast::PatternKind::Typed { pat: Some(p), .. } if matches!(p.kind, ast::PatternKind::Ident { mutable: true, .. }))
+                    if h.is_none()
+                        && !matches!(&pat.kind, ast::PatternKind::Typed { pat: Some(p), .. } if matches!(p.kind, ast::PatternKind::Ident { mutable: true, .. }))
                         && declared.is_some()
                     {
                         self.err(*span, "a `let` without initializer must declare one mutable variable: `let mut x: T;`");
                     }
-                    if h.as_ref().is_some_and(|h| self.resolve(h.ty) == TyTable::NORET) {
+                    if h.as_ref()
+                        .is_some_and(|h| self.resolve(h.ty) == TyTable::NORET)
+                    {
                         diverges = true;
                     }
                     let p = self.pattern(pat, ty, true);
@@ -1216,7 +1409,8 @@ impl<'a> Checker<'a> {
                 ast::Stmt::Item(item) => {
                     if let ast::ItemKind::Fn(decl) = &item.kind {
                         // Check the body here, where the variables declared so far are visible.
-                        let f = (first_fn..self.fns.len()).find(|&f| std::ptr::eq(self.fn_src[f].decl, decl));
+                        let f = (first_fn..self.fns.len())
+                            .find(|&f| std::ptr::eq(self.fn_src[f].decl, decl));
                         if let Some(f) = f {
                             self.with_own_type_params(f as FnId, |c| {
                                 let saved = std::mem::take(&mut c.cx.loops);
@@ -1232,8 +1426,11 @@ impl<'a> Checker<'a> {
                     } else {
                         let h = self.expr(expr, None);
                         if matches!(h.kind, K::Break(_) | K::Continue(_) | K::Return(_)) {
-                            let d = Diagnostic::warning(h.span, "this does nothing: `break`, `continue` and `return` are functions")
-                                .with_note("call it to jump: `break()`, `continue()`, `return(value)`");
+                            let d = Diagnostic::warning(
+                                h.span,
+                                "this does nothing: `break`, `continue` and `return` are functions",
+                            )
+                            .with_note("call it to jump: `break()`, `continue()`, `return(value)`");
                             self.emit(d);
                         }
                         if self.resolve(h.ty) == TyTable::NORET {
@@ -1246,7 +1443,11 @@ impl<'a> Checker<'a> {
         }
         self.cx.scopes.pop();
         let value = value.unwrap_or_else(|| {
-            let ty = if diverges { TyTable::NORET } else { TyTable::UNIT };
+            let ty = if diverges {
+                TyTable::NORET
+            } else {
+                TyTable::UNIT
+            };
             Expr::new(K::Tuple(Vec::new()), ty, span)
         });
         let ty = value.ty;
@@ -1263,7 +1464,12 @@ impl<'a> Checker<'a> {
         let own: Vec<(Box<str>, Ty)> = info.type_params[outer..]
             .iter()
             .enumerate()
-            .map(|(i, n)| (n.clone(), self.tys.intern(TyKind::Param((outer + i) as u32))))
+            .map(|(i, n)| {
+                (
+                    n.clone(),
+                    self.tys.intern(TyKind::Param((outer + i) as u32)),
+                )
+            })
             .collect();
         let n = own.len();
         self.cx.type_params.extend(own);
@@ -1285,7 +1491,10 @@ impl<'a> Checker<'a> {
         }
         match self.tys.kind(t).clone() {
             TyKind::Prim(Prim::Bool) => {
-                let has = |b: bool| pats.iter().any(|p| matches!(p.kind, P::Lit(Lit::Bool(x)) if x == b));
+                let has = |b: bool| {
+                    pats.iter()
+                        .any(|p| matches!(p.kind, P::Lit(Lit::Bool(x)) if x == b))
+                };
                 has(true) && has(false)
             }
             TyKind::Enum(e, args) => {
@@ -1299,7 +1508,9 @@ impl<'a> Checker<'a> {
                         })
                         .flatten()
                         .collect();
-                    let any = pats.iter().any(|p| matches!(&p.kind, P::Variant(i, _) if *i as usize == v));
+                    let any = pats
+                        .iter()
+                        .any(|p| matches!(&p.kind, P::Variant(i, _) if *i as usize == v));
                     match info.variants[v].1 {
                         None => any,
                         Some(pt) => {

@@ -35,7 +35,10 @@ impl<'a> Checker<'a> {
                 if let Some((_, prev)) = self.mods[m as usize].items.get(&name.name) {
                     let prev = *prev;
                     let d = self
-                        .error(name.span, format!("`{}` is defined more than once", name.name))
+                        .error(
+                            name.span,
+                            format!("`{}` is defined more than once", name.name),
+                        )
                         .with_label_message("redefined here")
                         .with_secondary(prev, "first defined here");
                     self.emit(d);
@@ -53,7 +56,11 @@ impl<'a> Checker<'a> {
         }
     }
 
-    fn register_item(&mut self, m: ModId, item: &'a ast::Item) -> Option<(&'a ast::Ident, ItemRef)> {
+    fn register_item(
+        &mut self,
+        m: ModId,
+        item: &'a ast::Item,
+    ) -> Option<(&'a ast::Ident, ItemRef)> {
         for a in &item.attrs {
             if !matches!(&*a.name.name, "export" | "import") {
                 let d = self
@@ -65,7 +72,8 @@ impl<'a> Checker<'a> {
         match &item.kind {
             ItemKind::Fn(f) => {
                 let nested = !self.cx.fns.is_empty();
-                let outer: Vec<Box<str>> = self.cx.type_params.iter().map(|(n, _)| n.clone()).collect();
+                let outer: Vec<Box<str>> =
+                    self.cx.type_params.iter().map(|(n, _)| n.clone()).collect();
                 let mut type_params = outer.clone();
                 type_params.extend(f.type_params.iter().map(|i| i.name.clone()));
                 self.fns.push(FnInfo {
@@ -115,7 +123,10 @@ impl<'a> Checker<'a> {
                 self.enums.push(EnumInfo {
                     name: name.name.clone(),
                     type_params: type_params.iter().map(|i| i.name.clone()).collect(),
-                    variants: variants.iter().map(|v| (v.name.name.clone(), None)).collect(),
+                    variants: variants
+                        .iter()
+                        .map(|v| (v.name.name.clone(), None))
+                        .collect(),
                     span: name.span,
                 });
                 self.enum_src.push((item, m, false));
@@ -208,7 +219,10 @@ impl<'a> Checker<'a> {
                 let pointee = self.resolve_type(pointee);
                 let space = addr_space.unwrap_or(0);
                 if space > 5 {
-                    self.err(t.span, format!("unknown address space {space} (durin knows 0 to 5)"));
+                    self.err(
+                        t.span,
+                        format!("unknown address space {space} (durin knows 0 to 5)"),
+                    );
                 }
                 self.tys.intern(TyKind::Ptr {
                     pointee,
@@ -227,7 +241,10 @@ impl<'a> Checker<'a> {
             if let Some((_, t)) = self.cx.type_params.iter().rev().find(|(n, _)| n == name) {
                 let t = *t;
                 if !last.type_args.is_empty() {
-                    self.err(span, format!("type parameter `{name}` takes no type arguments"));
+                    self.err(
+                        span,
+                        format!("type parameter `{name}` takes no type arguments"),
+                    );
                 }
                 return t;
             }
@@ -238,13 +255,23 @@ impl<'a> Checker<'a> {
         let Some(r) = self.resolve_path_item(p) else {
             return TyTable::ERROR;
         };
-        let args: Vec<Ty> = last.type_args.iter().map(|t| self.resolve_type(t)).collect();
+        let args: Vec<Ty> = last
+            .type_args
+            .iter()
+            .map(|t| self.resolve_type(t))
+            .collect();
         self.type_of_item(r, args, span, false)
     }
 
     /// The type an item names, applied to `args`; with `infer`, missing arguments become
     /// inference variables.
-    pub(super) fn type_of_item(&mut self, r: ItemRef, mut args: Vec<Ty>, span: Span, infer: bool) -> Ty {
+    pub(super) fn type_of_item(
+        &mut self,
+        r: ItemRef,
+        mut args: Vec<Ty>,
+        span: Span,
+        infer: bool,
+    ) -> Ty {
         let (n, what) = match r {
             ItemRef::Struct(d) => (self.structs[d as usize].type_params.len(), "struct"),
             ItemRef::Enum(d) => (self.enums[d as usize].type_params.len(), "enum"),
@@ -260,7 +287,11 @@ impl<'a> Checker<'a> {
         if args.len() != n {
             self.err(
                 span,
-                format!("this {what} takes {n} type argument{}, but {} were given", plural(n), args.len()),
+                format!(
+                    "this {what} takes {n} type argument{}, but {} were given",
+                    plural(n),
+                    args.len()
+                ),
             );
             return TyTable::ERROR;
         }
@@ -282,7 +313,10 @@ impl<'a> Checker<'a> {
         let src = &self.aliases[a as usize];
         if src.resolving {
             let span = src.name.span;
-            self.err(span, format!("type alias `{}` refers to itself", src.name.name));
+            self.err(
+                span,
+                format!("type alias `{}` refers to itself", src.name.name),
+            );
             return TyTable::ERROR;
         }
         let (ty, module, params) = (src.ty, src.module, src.type_params);
@@ -336,7 +370,10 @@ impl<'a> Checker<'a> {
                         };
                         if let Some(n) = &f.name {
                             if fs.iter().any(|(m, _)| m == &name) {
-                                c.err(n.span, format!("field `{}` is declared more than once", n.name));
+                                c.err(
+                                    n.span,
+                                    format!("field `{}` is declared more than once", n.name),
+                                );
                             }
                         }
                         let default = f.init.as_ref().map(|e| c.check_expr(e, ty));
@@ -371,7 +408,10 @@ impl<'a> Checker<'a> {
                             ast::VariantPayload::None => None,
                             ast::VariantPayload::Tuple(t) => Some(c.resolve_type(t)),
                             ast::VariantPayload::Record(_) => {
-                                c.err(v.span, "enum variants with named fields are not supported yet");
+                                c.err(
+                                    v.span,
+                                    "enum variants with named fields are not supported yet",
+                                );
                                 Some(TyTable::ERROR)
                             }
                         })
@@ -395,7 +435,10 @@ impl<'a> Checker<'a> {
             SigState::Inferring => {
                 let name = self.fns[f as usize].name.clone();
                 let d = self
-                    .error(use_span, format!("the return type of `{name}` is needed before it is known"))
+                    .error(
+                        use_span,
+                        format!("the return type of `{name}` is needed before it is known"),
+                    )
                     .with_secondary(self.fns[f as usize].span, "declared here")
                     .with_note("recursive functions need a written return type: `-> T`");
                 self.emit(d);
@@ -433,7 +476,11 @@ impl<'a> Checker<'a> {
         for p in params {
             ptys.push(self.pattern_type(p));
         }
-        let dom = if ptys.len() == 1 { ptys[0] } else { self.tys.tuple(ptys) };
+        let dom = if ptys.len() == 1 {
+            ptys[0]
+        } else {
+            self.tys.tuple(ptys)
+        };
         let codom = match &decl.ret {
             Some(t) => self.resolve_type(t),
             None if decl.body.is_none() => TyTable::UNIT,
@@ -456,7 +503,9 @@ impl<'a> Checker<'a> {
             ast::PatternKind::Error => TyTable::ERROR,
             // `[x: T, y, z]`: one annotated element types the array.
             ast::PatternKind::Array { elems, simd: false }
-                if elems.iter().any(|e| matches!(e.kind, ast::PatternKind::Typed { .. })) =>
+                if elems
+                    .iter()
+                    .any(|e| matches!(e.kind, ast::PatternKind::Typed { .. })) =>
             {
                 let elem = elems
                     .iter()
@@ -471,7 +520,10 @@ impl<'a> Checker<'a> {
                 })
             }
             _ => {
-                self.err(p.span, "function parameters need a type annotation: `name: T`");
+                self.err(
+                    p.span,
+                    "function parameters need a type annotation: `name: T`",
+                );
                 TyTable::ERROR
             }
         }
@@ -490,12 +542,14 @@ impl<'a> Checker<'a> {
                     AttrArg::Value(k, Literal::Str(s)) if &*k.name == "cc" => {
                         cc = String::from_utf8_lossy(s).into()
                     }
-                    AttrArg::Value(k, _) | AttrArg::Flag(k) => {
-                        self.err(k.span, format!("unexpected attribute argument `{}`", k.name))
-                    }
-                    AttrArg::List(l) => {
-                        self.err(l.span, format!("unexpected attribute argument `{}`", l.name.name))
-                    }
+                    AttrArg::Value(k, _) | AttrArg::Flag(k) => self.err(
+                        k.span,
+                        format!("unexpected attribute argument `{}`", k.name),
+                    ),
+                    AttrArg::List(l) => self.err(
+                        l.span,
+                        format!("unexpected attribute argument `{}`", l.name.name),
+                    ),
                 }
             }
             match &*a.name.name {
@@ -525,7 +579,10 @@ impl<'a> Checker<'a> {
         }
         if decl.body.is_none() && !matches!(linkage, Linkage::Import { .. }) {
             let d = self
-                .error(decl.name.span, format!("function `{}` has no body", decl.name.name))
+                .error(
+                    decl.name.span,
+                    format!("function `{}` has no body", decl.name.name),
+                )
                 .with_note("a function without a body must be imported: `#[import(cc = \"C\")]`");
             self.emit(d);
         }
@@ -544,7 +601,11 @@ impl<'a> Checker<'a> {
             self.fn_src[f as usize].state = SigState::Inferring;
         }
         let dom = self.fns[f as usize].dom;
-        let codom = if infer { self.fresh_var() } else { self.fns[f as usize].codom };
+        let codom = if infer {
+            self.fresh_var()
+        } else {
+            self.fns[f as usize].codom
+        };
         self.cx.scopes.push(FxHashMap::default());
         self.cx.fns.push((f, codom));
         let param = self.fn_params(&decl.param, dom);
@@ -563,7 +624,10 @@ impl<'a> Checker<'a> {
         self.cx.scopes.pop();
         let mut codom = self.zonk(codom);
         if self.tys.has_vars(codom) {
-            self.err(body_span, "cannot infer the return type of this function; write it: `-> T`");
+            self.err(
+                body_span,
+                "cannot infer the return type of this function; write it: `-> T`",
+            );
             codom = TyTable::ERROR;
         }
         let mut lambda = hir::Lambda {
@@ -617,8 +681,13 @@ impl<'a> Checker<'a> {
             SigState::Done => return self.statics[s as usize].ty,
             SigState::Pending => {}
             _ => {
-                let d = self
-                    .error(use_span, format!("the initializer of `{}` depends on itself", self.statics[s as usize].name));
+                let d = self.error(
+                    use_span,
+                    format!(
+                        "the initializer of `{}` depends on itself",
+                        self.statics[s as usize].name
+                    ),
+                );
                 self.emit(d);
                 return TyTable::ERROR;
             }
@@ -648,7 +717,10 @@ impl<'a> Checker<'a> {
             (c.zonk(t), init)
         });
         if init.is_none() {
-            self.err(name.span, format!("static `{}` needs an initializer", name.name));
+            self.err(
+                name.span,
+                format!("static `{}` needs an initializer", name.name),
+            );
         }
         if let Some(span) = init.as_ref().and_then(|i| impure_part(i, false)) {
             let d = self
@@ -714,7 +786,9 @@ pub(super) fn impure_part(e: &hir::Expr, vars: bool) -> Option<Span> {
         K::Var(_) if vars => None,
         K::Variant(_, x) => x.as_ref().and_then(|x| impure_part(x, vars)),
         K::Tuple(xs) | K::Array(xs) | K::Struct(xs) => all(xs),
-        K::Repeat(x, _) | K::Unary(_, x) | K::Cast(x) | K::Known(x) | K::Halt(x) => impure_part(x, vars),
+        K::Repeat(x, _) | K::Unary(_, x) | K::Cast(x) | K::Known(x) | K::Halt(x) => {
+            impure_part(x, vars)
+        }
         K::Field(x, _) if !matches!(x.kind, K::Deref(_)) => impure_part(x, vars),
         // Functions, closures and immutable statics are constants too.
         K::Fn(..) | K::Lambda(_) if !vars => None,

@@ -151,13 +151,19 @@ fn ty_name(
         if ts.is_empty() {
             String::new()
         } else {
-            format!("[{}]", ts.iter().map(|&t| f(t)).collect::<Vec<_>>().join(", "))
+            format!(
+                "[{}]",
+                ts.iter().map(|&t| f(t)).collect::<Vec<_>>().join(", ")
+            )
         }
     };
     match tys.kind(t) {
         TyKind::Prim(p) => p.name().into(),
         TyKind::Tuple(ts) if ts.len() == 1 => format!("({},)", f(ts[0])),
-        TyKind::Tuple(ts) => format!("({})", ts.iter().map(|&t| f(t)).collect::<Vec<_>>().join(", ")),
+        TyKind::Tuple(ts) => format!(
+            "({})",
+            ts.iter().map(|&t| f(t)).collect::<Vec<_>>().join(", ")
+        ),
         TyKind::Array { elem, len: Some(n) } => format!("[{} * {n}]", f(*elem)),
         TyKind::Array { elem, len: None } => format!("[{}]", f(*elem)),
         TyKind::Ptr {
@@ -167,12 +173,20 @@ fn ty_name(
         } => format!(
             "&{}{}{}",
             if *mutable { "mut " } else { "" },
-            if *space != 0 { format!("addrspace({space}) ") } else { String::new() },
+            if *space != 0 {
+                format!("addrspace({space}) ")
+            } else {
+                String::new()
+            },
             f(*pointee)
         ),
         TyKind::Fn { dom, codom } => {
             let d = f(*dom);
-            let d = if d.starts_with('(') { d } else { format!("({d})") };
+            let d = if d.starts_with('(') {
+                d
+            } else {
+                format!("({d})")
+            };
             format!("fn{d} -> {}", f(*codom))
         }
         TyKind::NoRet => "!".into(),
@@ -290,7 +304,11 @@ struct Checker<'a> {
 /// Checks a program: the prelude's modules first, then the program's files, which form
 /// one root module. Returns the checked program; errors and warnings go to `diags` (the
 /// program must not be lowered if there is an error).
-pub fn check(prelude: &[ast::Module], files: &[ast::Module], diags: &mut Vec<Diagnostic>) -> Program {
+pub fn check(
+    prelude: &[ast::Module],
+    files: &[ast::Module],
+    diags: &mut Vec<Diagnostic>,
+) -> Program {
     let mut c = Checker {
         tys: TyTable::new(),
         diags,
@@ -348,7 +366,9 @@ fn edit_distance(a: &str, b: &str) -> usize {
     for i in 1..=a.len() {
         for j in 1..=b.len() {
             let cost = usize::from(a[i - 1] != b[j - 1]);
-            let mut v = (d[i - 1][j] + 1).min(d[i][j - 1] + 1).min(d[i - 1][j - 1] + cost);
+            let mut v = (d[i - 1][j] + 1)
+                .min(d[i][j - 1] + 1)
+                .min(d[i - 1][j - 1] + cost);
             if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
                 v = v.min(d[i - 2][j - 2] + 1);
             }
@@ -480,7 +500,8 @@ impl<'a> Checker<'a> {
             (TyKind::Tuple(x), TyKind::Tuple(y)) => {
                 x.len() == y.len() && x.iter().zip(&y).all(|(&p, &q)| self.unify(p, q))
             }
-            (TyKind::Struct(d, x), TyKind::Struct(e, y)) | (TyKind::Enum(d, x), TyKind::Enum(e, y)) => {
+            (TyKind::Struct(d, x), TyKind::Struct(e, y))
+            | (TyKind::Enum(d, x), TyKind::Enum(e, y)) => {
                 d == e && x.iter().zip(&y).all(|(&p, &q)| self.unify(p, q))
             }
             (TyKind::Array { elem: p, len: m }, TyKind::Array { elem: q, len: n }) => {
@@ -545,13 +566,21 @@ impl<'a> Checker<'a> {
                     return Some(m != n);
                 }
                 // `&[T * N]` to `&[T]`.
-                let (pk, qk) = (self.tys.kind(self.resolve(p)).clone(), self.tys.kind(self.resolve(q)).clone());
+                let (pk, qk) = (
+                    self.tys.kind(self.resolve(p)).clone(),
+                    self.tys.kind(self.resolve(q)).clone(),
+                );
                 match (pk, qk) {
-                    (TyKind::Array { elem: e1, len: Some(_) }, TyKind::Array { elem: e2, len: None })
-                        if self.unify(e1, e2) =>
-                    {
-                        Some(true)
-                    }
+                    (
+                        TyKind::Array {
+                            elem: e1,
+                            len: Some(_),
+                        },
+                        TyKind::Array {
+                            elem: e2,
+                            len: None,
+                        },
+                    ) if self.unify(e1, e2) => Some(true),
                     _ => None,
                 }
             }
@@ -597,9 +626,15 @@ impl<'a> Checker<'a> {
     fn auto_ref(&mut self, from: Ty, to: Ty) -> bool {
         let (from, to) = (self.resolve(from), self.resolve(to));
         match self.tys.kind(to).clone() {
-            TyKind::Ptr { pointee, mutable: false, space: 0 } => {
-                !matches!(self.tys.kind(from), TyKind::Ptr { .. } | TyKind::Var(_) | TyKind::NoRet)
-                    && self.unify(from, pointee)
+            TyKind::Ptr {
+                pointee,
+                mutable: false,
+                space: 0,
+            } => {
+                !matches!(
+                    self.tys.kind(from),
+                    TyKind::Ptr { .. } | TyKind::Var(_) | TyKind::NoRet
+                ) && self.unify(from, pointee)
             }
             _ => false,
         }
@@ -686,7 +721,10 @@ impl<'a> Checker<'a> {
     fn unknown_name(&mut self, ident: &ast::Ident, what: &str) {
         let names = self.visible_names();
         let mut d = self
-            .error(ident.span, format!("cannot find {what} `{}` in this scope", ident.name))
+            .error(
+                ident.span,
+                format!("cannot find {what} `{}` in this scope", ident.name),
+            )
             .with_label_message("not found");
         if let Some(s) = closest(&ident.name, names.iter().map(|n| &**n)) {
             d = d.with_note(format!("did you mean `{s}`?"));
@@ -756,9 +794,13 @@ impl<'a> Checker<'a> {
                     match found {
                         Some(r) => self.deref_use(r, seg.ident.span)?,
                         None => {
-                            let names: Vec<Box<str>> = self.mods[m as usize].items.keys().cloned().collect();
+                            let names: Vec<Box<str>> =
+                                self.mods[m as usize].items.keys().cloned().collect();
                             let mut d = self
-                                .error(seg.ident.span, format!("cannot find `{name}` in this module"))
+                                .error(
+                                    seg.ident.span,
+                                    format!("cannot find `{name}` in this module"),
+                                )
                                 .with_label_message("not found");
                             if let Some(s) = closest(name, names.iter().map(|n| &**n)) {
                                 d = d.with_note(format!("did you mean `{s}`?"));
@@ -771,14 +813,24 @@ impl<'a> Checker<'a> {
                 ItemRef::Enum(e) => {
                     self.enum_info(e);
                     let name = &seg.ident.name;
-                    match self.enums[e as usize].variants.iter().position(|(n, _)| n == name) {
+                    match self.enums[e as usize]
+                        .variants
+                        .iter()
+                        .position(|(n, _)| n == name)
+                    {
                         Some(i) => ItemRef::Variant(e, i as u32),
                         None => {
-                            let names: Vec<Box<str>> =
-                                self.enums[e as usize].variants.iter().map(|(n, _)| n.clone()).collect();
+                            let names: Vec<Box<str>> = self.enums[e as usize]
+                                .variants
+                                .iter()
+                                .map(|(n, _)| n.clone())
+                                .collect();
                             let mut d = self.error(
                                 seg.ident.span,
-                                format!("enum `{}` has no variant `{name}`", self.enums[e as usize].name),
+                                format!(
+                                    "enum `{}` has no variant `{name}`",
+                                    self.enums[e as usize].name
+                                ),
                             );
                             if let Some(s) = closest(name, names.iter().map(|n| &**n)) {
                                 d = d.with_note(format!("did you mean `{s}`?"));
@@ -791,7 +843,10 @@ impl<'a> Checker<'a> {
                 _ => {
                     self.err(
                         seg.ident.span,
-                        format!("`{}` is not a module or an enum", path_prefix(path, &seg.ident)),
+                        format!(
+                            "`{}` is not a module or an enum",
+                            path_prefix(path, &seg.ident)
+                        ),
                     );
                     return None;
                 }

@@ -51,7 +51,9 @@ impl<'a> Checker<'a> {
                         }
                     }
                 }
-                let sub = sub.as_ref().map(|s| Box::new(self.pattern(s, ty, irrefutable)));
+                let sub = sub
+                    .as_ref()
+                    .map(|s| Box::new(self.pattern(s, ty, irrefutable)));
                 let v = self.new_var(name, ty, *mutable);
                 PatKind::Bind(v, sub)
             }
@@ -61,11 +63,19 @@ impl<'a> Checker<'a> {
                 }
                 let (lit, lty) = match l {
                     Literal::Int(v) => {
-                        let t = if self.tys.is_num(rty) { rty } else { TyTable::I32 };
+                        let t = if self.tys.is_num(rty) {
+                            rty
+                        } else {
+                            TyTable::I32
+                        };
                         (int_or_float_lit(&self.tys, t, *v), t)
                     }
                     Literal::Float(f) => {
-                        let t = if self.tys.is_float(rty) { rty } else { TyTable::F64 };
+                        let t = if self.tys.is_float(rty) {
+                            rty
+                        } else {
+                            TyTable::F64
+                        };
                         (hir::Lit::Float(*f), t)
                     }
                     Literal::Bool(b) => (hir::Lit::Bool(*b), TyTable::BOOL),
@@ -118,7 +128,10 @@ impl<'a> Checker<'a> {
                         let s = self.ty_str(ty);
                         let d = self
                             .error(p.span, "mismatched types")
-                            .with_label_message(format!("expected `{s}`, found a tuple of {} elements", ps.len()));
+                            .with_label_message(format!(
+                                "expected `{s}`, found a tuple of {} elements",
+                                ps.len()
+                            ));
                         self.emit(d);
                         // Bind the names anyway, so that their uses are not errors too.
                         vec![TyTable::ERROR; ps.len()]
@@ -141,11 +154,19 @@ impl<'a> Checker<'a> {
                     TyKind::Error => TyTable::ERROR,
                     _ => {
                         let s = self.ty_str(ty);
-                        self.err(p.span, format!("expected `{s}`, found an array of {} elements", elems.len()));
+                        self.err(
+                            p.span,
+                            format!("expected `{s}`, found an array of {} elements", elems.len()),
+                        );
                         return None;
                     }
                 };
-                PatKind::Array(elems.iter().map(|q| self.pattern(q, elem, irrefutable)).collect())
+                PatKind::Array(
+                    elems
+                        .iter()
+                        .map(|q| self.pattern(q, elem, irrefutable))
+                        .collect(),
+                )
             }
             PatternKind::Struct { path, fields, etc } => {
                 let r = self.resolve_path_item(path)?;
@@ -156,7 +177,10 @@ impl<'a> Checker<'a> {
                 let sty = self.type_of_item(r, Vec::new(), path.span, true);
                 if !self.unify(sty, ty) {
                     let (a, b) = (self.ty_str(ty), self.ty_str(sty));
-                    self.err(path.span, format!("mismatched types: expected `{a}`, found `{b}`"));
+                    self.err(
+                        path.span,
+                        format!("mismatched types: expected `{a}`, found `{b}`"),
+                    );
                     return None;
                 }
                 let TyKind::Struct(_, args) = self.tys.kind(sty).clone() else {
@@ -176,19 +200,30 @@ impl<'a> Checker<'a> {
                     }
                 }
                 if !etc && out.len() < info.fields.len() {
-                    self.err(p.span, format!("pattern does not mention all fields of `{}`; add `...`", info.name));
+                    self.err(
+                        p.span,
+                        format!(
+                            "pattern does not mention all fields of `{}`; add `...`",
+                            info.name
+                        ),
+                    );
                 }
                 PatKind::Struct(out)
             }
             PatternKind::Enum { path, arg } => {
                 let r = self.resolve_path_item(path)?;
                 match r {
-                    ItemRef::Variant(e, i) => return self.variant_pattern(p, e, i, arg.as_deref(), ty, irrefutable),
+                    ItemRef::Variant(e, i) => {
+                        return self.variant_pattern(p, e, i, arg.as_deref(), ty, irrefutable)
+                    }
                     ItemRef::Struct(d) if self.struct_info(d).tuple_like => {
                         let sty = self.type_of_item(r, Vec::new(), path.span, true);
                         if !self.unify(sty, ty) {
                             let (a, b) = (self.ty_str(ty), self.ty_str(sty));
-                            self.err(path.span, format!("mismatched types: expected `{a}`, found `{b}`"));
+                            self.err(
+                                path.span,
+                                format!("mismatched types: expected `{a}`, found `{b}`"),
+                            );
                             return None;
                         }
                         let TyKind::Struct(_, args) = self.tys.kind(sty).clone() else {
@@ -196,12 +231,23 @@ impl<'a> Checker<'a> {
                         };
                         let info = self.struct_info(d).clone();
                         let subs: Vec<&ast::Pattern> = match arg.as_deref() {
-                            Some(ast::Pattern { kind: PatternKind::Tuple(ps), .. }) => ps.iter().collect(),
+                            Some(ast::Pattern {
+                                kind: PatternKind::Tuple(ps),
+                                ..
+                            }) => ps.iter().collect(),
                             Some(q) => vec![q],
                             None => Vec::new(),
                         };
                         if subs.len() != info.fields.len() {
-                            self.err(p.span, format!("`{}` has {} fields, the pattern has {}", info.name, info.fields.len(), subs.len()));
+                            self.err(
+                                p.span,
+                                format!(
+                                    "`{}` has {} fields, the pattern has {}",
+                                    info.name,
+                                    info.fields.len(),
+                                    subs.len()
+                                ),
+                            );
                             return None;
                         }
                         let mut out = Vec::new();
@@ -232,7 +278,10 @@ impl<'a> Checker<'a> {
         let ety = self.type_of_item(ItemRef::Enum(e), Vec::new(), p.span, true);
         if !self.unify(ety, ty) {
             let (a, b) = (self.ty_str(ty), self.ty_str(ety));
-            self.err(p.span, format!("mismatched types: expected `{a}`, found `{b}`"));
+            self.err(
+                p.span,
+                format!("mismatched types: expected `{a}`, found `{b}`"),
+            );
             return None;
         }
         let info = self.enum_info(e).clone();
@@ -242,16 +291,27 @@ impl<'a> Checker<'a> {
         let TyKind::Enum(_, args) = self.tys.kind(ety).clone() else {
             return None;
         };
-        let payload = info.variants[i as usize].1.map(|t| self.tys.subst(t, &args));
+        let payload = info.variants[i as usize]
+            .1
+            .map(|t| self.tys.subst(t, &args));
         let sub = match (payload, arg) {
             (Some(t), Some(q)) => Some(Box::new(self.pattern(q, t, irrefutable))),
             (None, None) => None,
             (Some(_), None) => {
-                self.err(p.span, format!("variant `{}` carries a value; match it with `{}(..)`", info.variants[i as usize].0, info.variants[i as usize].0));
+                self.err(
+                    p.span,
+                    format!(
+                        "variant `{}` carries a value; match it with `{}(..)`",
+                        info.variants[i as usize].0, info.variants[i as usize].0
+                    ),
+                );
                 return None;
             }
             (None, Some(q)) => {
-                self.err(q.span, format!("variant `{}` carries no value", info.variants[i as usize].0));
+                self.err(
+                    q.span,
+                    format!("variant `{}` carries no value", info.variants[i as usize].0),
+                );
                 return None;
             }
         };
@@ -260,7 +320,10 @@ impl<'a> Checker<'a> {
 
     pub(super) fn unknown_field(&mut self, name: &ast::Ident, info: &StructInfo) {
         let mut d = self
-            .error(name.span, format!("struct `{}` has no field `{}`", info.name, name.name))
+            .error(
+                name.span,
+                format!("struct `{}` has no field `{}`", info.name, name.name),
+            )
             .with_label_message("unknown field");
         if let Some(s) = closest(&name.name, info.fields.iter().map(|(n, _)| &**n)) {
             d = d.with_note(format!("did you mean `{s}`?"));
@@ -325,14 +388,31 @@ impl<'a> Checker<'a> {
                     self.zonk_ty(a, e.span);
                 }
             }
-            K::Lit(_) | K::Str(_) | K::Var(_) | K::Static(_) | K::Break(_) | K::Continue(_) | K::Return(_) | K::Error => {}
+            K::Lit(_)
+            | K::Str(_)
+            | K::Var(_)
+            | K::Static(_)
+            | K::Break(_)
+            | K::Continue(_)
+            | K::Return(_)
+            | K::Error => {}
             K::Variant(_, x) => {
                 if let Some(x) = x {
                     self.zonk_expr(x)
                 }
             }
-            K::Tuple(xs) | K::Array(xs) | K::Struct(xs) => xs.iter_mut().for_each(|x| self.zonk_expr(x)),
-            K::Repeat(x, _) | K::Field(x, _) | K::Deref(x) | K::AddrOf(x) | K::Unary(_, x) | K::Cast(x) | K::Known(x) | K::Halt(x) | K::IncDec(x, _, _) => self.zonk_expr(x),
+            K::Tuple(xs) | K::Array(xs) | K::Struct(xs) => {
+                xs.iter_mut().for_each(|x| self.zonk_expr(x))
+            }
+            K::Repeat(x, _)
+            | K::Field(x, _)
+            | K::Deref(x)
+            | K::AddrOf(x)
+            | K::Unary(_, x)
+            | K::Cast(x)
+            | K::Known(x)
+            | K::Halt(x)
+            | K::IncDec(x, _, _) => self.zonk_expr(x),
             K::Update(b, fs) => {
                 self.zonk_expr(b);
                 fs.iter_mut().for_each(|(_, x)| self.zonk_expr(x));
@@ -356,7 +436,13 @@ impl<'a> Checker<'a> {
                 self.zonk_expr(callee);
                 self.zonk_expr(arg);
             }
-            K::Index(a, b) | K::Binary(_, a, b) | K::And(a, b) | K::Or(a, b) | K::Assign(a, b) | K::AssignOp(_, a, b) | K::While(_, a, b) => {
+            K::Index(a, b)
+            | K::Binary(_, a, b)
+            | K::And(a, b)
+            | K::Or(a, b)
+            | K::Assign(a, b)
+            | K::AssignOp(_, a, b)
+            | K::While(_, a, b) => {
                 self.zonk_expr(a);
                 self.zonk_expr(b);
             }
