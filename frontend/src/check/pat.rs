@@ -175,12 +175,7 @@ impl<'a> Checker<'a> {
                     return None;
                 };
                 let sty = self.type_of_item(r, Vec::new(), path.span, true);
-                if !self.unify(sty, ty) {
-                    let (a, b) = (self.ty_str(ty), self.ty_str(sty));
-                    self.err(
-                        path.span,
-                        format!("mismatched types: expected `{a}`, found `{b}`"),
-                    );
+                if !self.pattern_type_is(sty, ty, path.span) {
                     return None;
                 }
                 let TyKind::Struct(_, args) = self.tys.kind(sty).clone() else {
@@ -218,12 +213,7 @@ impl<'a> Checker<'a> {
                     }
                     ItemRef::Struct(d) if self.struct_info(d).tuple_like => {
                         let sty = self.type_of_item(r, Vec::new(), path.span, true);
-                        if !self.unify(sty, ty) {
-                            let (a, b) = (self.ty_str(ty), self.ty_str(sty));
-                            self.err(
-                                path.span,
-                                format!("mismatched types: expected `{a}`, found `{b}`"),
-                            );
+                        if !self.pattern_type_is(sty, ty, path.span) {
                             return None;
                         }
                         let TyKind::Struct(_, args) = self.tys.kind(sty).clone() else {
@@ -316,6 +306,19 @@ impl<'a> Checker<'a> {
             }
         };
         Some(PatKind::Variant(i, sub))
+    }
+
+    /// Whether a pattern of type `found` may match a value of type `ty`; reports it if not.
+    fn pattern_type_is(&mut self, found: Ty, ty: Ty, span: Span) -> bool {
+        if self.unify(found, ty) {
+            return true;
+        }
+        let (a, b) = (self.ty_str(ty), self.ty_str(found));
+        self.err(
+            span,
+            format!("mismatched types: expected `{a}`, found `{b}`"),
+        );
+        false
     }
 
     pub(super) fn unknown_field(&mut self, name: &ast::Ident, info: &StructInfo) {
