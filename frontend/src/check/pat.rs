@@ -266,12 +266,7 @@ impl<'a> Checker<'a> {
         irrefutable: bool,
     ) -> Option<PatKind> {
         let ety = self.type_of_item(ItemRef::Enum(e), Vec::new(), p.span, true);
-        if !self.unify(ety, ty) {
-            let (a, b) = (self.ty_str(ty), self.ty_str(ety));
-            self.err(
-                p.span,
-                format!("mismatched types: expected `{a}`, found `{b}`"),
-            );
+        if !self.pattern_type_is(ety, ty, p.span) {
             return None;
         }
         let info = self.enum_info(e).clone();
