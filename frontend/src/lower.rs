@@ -33,7 +33,7 @@ struct Lowerer<'p> {
     w: World,
     diags: Vec<Diagnostic>,
     fn_insts: FxHashMap<(FnId, Vec<Ty>), Def>,
-    imports: FxHashMap<Box<str>, Def>,
+    imports: FxHashMap<(Box<str>, Type), Def>,
     statics: FxHashMap<StaticId, Def>,
     /// Values of immutable statics (constants, computed once).
     static_vals: FxHashMap<StaticId, Def>,
@@ -209,7 +209,12 @@ impl<'p> Lowerer<'p> {
                 let name = if args.is_empty() {
                     info.name.to_string()
                 } else {
-                    let names: Vec<String> = args.iter().map(|&a| self.p_ty_name(a)).collect();
+                    let names: Vec<String> = args
+                        .iter()
+                        .map(|&a| {
+                            crate::check::ty_name(&self.tys, &self.p.structs, &self.p.enums, a, &[])
+                        })
+                        .collect();
                     format!("{}[{}]", info.name, names.join(", "))
                 };
                 let s = self.w.struct_type(&name);
@@ -243,15 +248,6 @@ impl<'p> Lowerer<'p> {
         };
         self.ir_tys.insert(t, r);
         r
-    }
-
-    fn p_ty_name(&self, t: Ty) -> String {
-        match self.tys.kind(t) {
-            TyKind::Prim(p) => p.name().to_string(),
-            TyKind::Struct(d, _) => self.p.structs[*d as usize].name.to_string(),
-            TyKind::Enum(d, _) => self.p.enums[*d as usize].name.to_string(),
-            _ => format!("{t:?}"),
-        }
     }
 
     fn flat_tys(&mut self, t: Ty) -> Vec<Type> {
@@ -376,39 +372,37 @@ impl<'p> Lowerer<'p> {
 
     /// The continuation of function `f` instantiated with `args`.
     fn fn_def(&mut self, f: FnId, args: Vec<Ty>, span: Span) -> Def {
-        let info = &self.p.fns[f as usize];
-        if let Linkage::Import { name, .. } = &info.linkage {
-            let fty = self.tys.func(info.dom, info.codom);
-            let fty = self.tys.subst(fty, &args);
-            let saved = std::mem::take(&mut self.subst);
-            let t = self.ir_ty(fty);
-            self.subst = saved;
-            let key: Box<str> = format!("{name}\u{0}{t:?}").into();
-            if let Some(&k) = self.imports.get(&key) {
-                return k;
-            }
-            let name = name.clone();
-            let ps = self.w.types().cont_params(t).unwrap_or(&[]).to_vec();
-            let k = self.w.cont(&ps, &name);
-            self.w.make_external(k);
-            self.imports.insert(key, k);
-            return k;
-        }
-        let key = (f, args.clone());
+        let key = (f, args);
         if let Some(&k) = self.fn_insts.get(&key) {
             return k;
         }
+        let info = &self.p.fns[f as usize];
         let fty = self.tys.func(info.dom, info.codom);
-        let fty = self.tys.subst(fty, &args);
+        let fty = self.tys.subst(fty, &key.1);
         let saved = std::mem::take(&mut self.subst);
         let t = self.ir_ty(fty);
         self.subst = saved;
         let ps = self.w.types().cont_params(t).unwrap_or(&[]).to_vec();
+        if let Linkage::Import { name, .. } = &info.linkage {
+            // One continuation per symbol and type, however many declarations import it.
+            let k = match self.imports.get(&(name.clone(), t)) {
+                Some(&k) => k,
+                None => {
+                    let k = self.w.cont(&ps, name);
+                    self.w.make_external(k);
+                    self.imports.insert((name.clone(), t), k);
+                    k
+                }
+            };
+            self.fn_insts.insert(key, k);
+            return k;
+        }
         let name = match &info.linkage {
             Linkage::Export(n) => n.to_string(),
             _ => info.name.to_string(),
         };
         let k = self.w.cont(&ps, &name);
+        let args = key.1.clone();
         self.fn_insts.insert(key, k);
         if info.body.is_none() {
             self.internal(span, format!("function `{}` has no body", info.name));

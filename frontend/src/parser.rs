@@ -41,25 +41,6 @@ struct Parser<'t, 'd> {
     too_deep: bool,
 }
 
-/// Names of primitive types: in function parameters they are types, not bindings.
-fn is_prim_type_name(s: &str) -> bool {
-    matches!(
-        s,
-        "bool"
-            | "i8"
-            | "i16"
-            | "i32"
-            | "i64"
-            | "u8"
-            | "u16"
-            | "u32"
-            | "u64"
-            | "f16"
-            | "f32"
-            | "f64"
-    )
-}
-
 impl Parser<'_, '_> {
     // ----- tokens ----------------------------------------------------------------------------
 
@@ -719,7 +700,9 @@ impl Parser<'_, '_> {
     fn pattern_inner(&mut self, fn_param: bool, start: Span) -> Pattern {
         let kind = match self.peek().clone() {
             T::Ident(name)
-                if fn_param && is_prim_type_name(&name) && !matches!(self.peek_at(1), T::Colon) =>
+                if fn_param
+                    && crate::types::Prim::from_name(&name).is_some()
+                    && !matches!(self.peek_at(1), T::Colon) =>
             {
                 return self.type_pattern(start);
             }

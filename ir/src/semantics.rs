@@ -10,7 +10,7 @@ use crate::types::TypeKind;
 use half::f16;
 
 /// A primitive type, as far as its bits are concerned.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
 pub enum Prim {
     /// `bool`: bit 0.
     Bool,
@@ -29,6 +29,73 @@ pub enum Prim {
 }
 
 impl Prim {
+    /// The primitive named `name` (`bool`, `i8`..`i64`, `u8`..`u64`, `f16`..`f64`).
+    pub fn from_name(name: &str) -> Option<Prim> {
+        let bits = |s: &str| s.parse::<u8>().ok();
+        let p = match name.split_at_checked(1)? {
+            (_, _) if name == "bool" => Prim::Bool,
+            ("i", n) => Prim::Int {
+                bits: bits(n)?,
+                signed: true,
+            },
+            ("u", n) => Prim::Int {
+                bits: bits(n)?,
+                signed: false,
+            },
+            ("f", n) => Prim::Float { bits: bits(n)? },
+            _ => return None,
+        };
+        let ok = match p {
+            Prim::Bool => true,
+            Prim::Int { bits, .. } => matches!(bits, 8 | 16 | 32 | 64),
+            Prim::Float { bits } => matches!(bits, 16 | 32 | 64),
+        };
+        (ok && p.name() == name).then_some(p)
+    }
+
+    /// The primitive's name, as written in the IR text form and in the language.
+    pub fn name(self) -> &'static str {
+        match self {
+            Prim::Bool => "bool",
+            Prim::Int {
+                bits: 8,
+                signed: true,
+            } => "i8",
+            Prim::Int {
+                bits: 16,
+                signed: true,
+            } => "i16",
+            Prim::Int {
+                bits: 32,
+                signed: true,
+            } => "i32",
+            Prim::Int {
+                bits: 64,
+                signed: true,
+            } => "i64",
+            Prim::Int {
+                bits: 8,
+                signed: false,
+            } => "u8",
+            Prim::Int {
+                bits: 16,
+                signed: false,
+            } => "u16",
+            Prim::Int {
+                bits: 32,
+                signed: false,
+            } => "u32",
+            Prim::Int {
+                bits: _,
+                signed: false,
+            } => "u64",
+            Prim::Int { .. } => "i64",
+            Prim::Float { bits: 16 } => "f16",
+            Prim::Float { bits: 32 } => "f32",
+            Prim::Float { .. } => "f64",
+        }
+    }
+
     /// The primitive behind a type kind, if it is one.
     pub fn of(kind: &TypeKind) -> Option<Prim> {
         match *kind {
@@ -225,6 +292,20 @@ pub fn conv(from: Prim, to: Prim, v: u64) -> u64 {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn primitive_names_round_trip() {
+        let names = [
+            "bool", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f16", "f32", "f64",
+        ];
+        for n in names {
+            assert_eq!(Prim::from_name(n).map(Prim::name), Some(n));
+        }
+        for bad in ["", "i", "i1", "u128", "f8", "b", "i032", "bool8", "é"] {
+            assert_eq!(Prim::from_name(bad), None, "{bad}");
+        }
+    }
+
     use super::*;
 
     const I32: Prim = Prim::Int {

@@ -139,7 +139,7 @@ impl Program {
 }
 
 /// Formats a type; `params` names the type parameters in scope.
-fn ty_name(
+pub(crate) fn ty_name(
     tys: &TyTable,
     structs: &[StructInfo],
     enums: &[EnumInfo],
