@@ -187,7 +187,7 @@ fn run_command(
     let Some(main) = lowered.main else {
         return Err("error: the program has no `main` function\n  = note: declare `fn main() -> i32 { ... }`".into());
     };
-    let info = program.find_fn("main").map(|f| &program.fns[f as usize]);
+    let info = program.main.map(|f| &program.fns[f as usize]);
     if let Some(info) = info {
         use durin_frontend::types::{TyKind, TyTable};
         let dom_ok = match program.tys.kind(info.dom) {

@@ -127,16 +127,9 @@ pub fn compile(files: &[(String, String)], lower: bool) -> Output {
 /// warnings when there are errors: they are noise until the program compiles.
 fn tidy(diags: &mut Vec<Diagnostic>) {
     let errors = diags.iter().any(|d| d.is_error());
-    let mut seen = Vec::new();
+    let mut seen = rustc_hash::FxHashSet::default();
     diags.retain(|d| {
-        if errors && !d.is_error() {
-            return false;
-        }
-        let key = (d.message.clone(), d.labels.first().map(|l| l.span));
-        if seen.contains(&key) {
-            return false;
-        }
-        seen.push(key);
-        true
+        (!errors || d.is_error())
+            && seen.insert((d.message.clone(), d.labels.first().map(|l| l.span)))
     });
 }

@@ -87,11 +87,9 @@ pub fn lower(prog: &mut Program, diags: &mut Vec<Diagnostic>) -> Lowered {
         pure_failed: false,
     };
     let mut main = None;
+    let main_fn = l.p.main;
     for (i, f) in l.p.fns.iter().enumerate() {
-        let is_main = &*f.name == "main"
-            && !f.nested
-            && f.type_params.is_empty()
-            && l.p.find_fn("main") == Some(i as FnId);
+        let is_main = main_fn == Some(i as FnId);
         if is_main || matches!(f.linkage, Linkage::Export(_)) {
             let k = l.fn_def(i as FnId, Vec::new(), f.span);
             l.w.make_external(k);
@@ -863,18 +861,13 @@ impl<'p> Lowerer<'p> {
                         self.w.arith(ArithOp::Sub, zero, v)
                     }
                     _ => {
-                        let ones = match self.w.kind(t) {
+                        // `!x`: exclusive or with all ones of the type.
+                        let ones = match *self.w.kind(t) {
+                            TypeKind::Int { bits, .. } if bits < 64 => {
+                                self.w.lit(t, (1u64 << bits) - 1)
+                            }
                             TypeKind::Bool => self.w.lit_bool(true),
                             _ => self.w.lit(t, u64::MAX),
-                        };
-                        let ones = if matches!(self.w.kind(t), TypeKind::Int { bits, .. } if *bits < 64)
-                        {
-                            let TypeKind::Int { bits, .. } = *self.w.kind(t) else {
-                                unreachable!()
-                            };
-                            self.w.lit(t, (1u64 << bits) - 1)
-                        } else {
-                            ones
                         };
                         self.w.arith(ArithOp::Xor, v, ones)
                     }
@@ -1152,33 +1145,31 @@ impl<'p> Lowerer<'p> {
 
     fn binop(&mut self, op: crate::ast::BinOp, a: Def, b: Def) -> Def {
         use crate::ast::BinOp as B;
-        let arith = |o| Some(o);
-        let (ar, cmp) = match op {
-            B::Add => (arith(ArithOp::Add), None),
-            B::Sub => (arith(ArithOp::Sub), None),
-            B::Mul => (arith(ArithOp::Mul), None),
-            B::Div => (arith(ArithOp::Div), None),
-            B::Rem => (arith(ArithOp::Rem), None),
-            B::And => (arith(ArithOp::And), None),
-            B::Or => (arith(ArithOp::Or), None),
-            B::Xor => (arith(ArithOp::Xor), None),
-            B::Shl => (arith(ArithOp::Shl), None),
-            B::Shr => (arith(ArithOp::Shr), None),
-            B::Eq => (None, Some(CmpOp::Eq)),
-            B::Ne => (None, Some(CmpOp::Ne)),
-            B::Lt => (None, Some(CmpOp::Lt)),
-            B::Le => (None, Some(CmpOp::Le)),
-            B::Gt => (None, Some(CmpOp::Gt)),
-            B::Ge => (None, Some(CmpOp::Ge)),
-            _ => (None, None),
+        let arith = match op {
+            B::Add => ArithOp::Add,
+            B::Sub => ArithOp::Sub,
+            B::Mul => ArithOp::Mul,
+            B::Div => ArithOp::Div,
+            B::Rem => ArithOp::Rem,
+            B::And => ArithOp::And,
+            B::Or => ArithOp::Or,
+            B::Xor => ArithOp::Xor,
+            B::Shl => ArithOp::Shl,
+            B::Shr => ArithOp::Shr,
+            _ => {
+                let cmp = match op {
+                    B::Eq => CmpOp::Eq,
+                    B::Ne => CmpOp::Ne,
+                    B::Lt => CmpOp::Lt,
+                    B::Le => CmpOp::Le,
+                    B::Gt => CmpOp::Gt,
+                    // The checker gives `Binary` only arithmetic and comparisons.
+                    _ => CmpOp::Ge,
+                };
+                return self.w.cmp(cmp, a, b);
+            }
         };
-        if let Some(o) = ar {
-            self.w.arith(o, a, b)
-        } else if let Some(c) = cmp {
-            self.w.cmp(c, a, b)
-        } else {
-            a
-        }
+        self.w.arith(arith, a, b)
     }
 
     fn emit_match(&mut self, x: &Expr, arms: &[(Pat, Expr)], e: &Expr) -> Def {

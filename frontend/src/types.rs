@@ -171,7 +171,7 @@ impl TyTable {
         self.is_int(t) || self.is_float(t)
     }
 
-    /// Whether `t` contains inference variables or the error type.
+    /// Whether `t` contains inference variables.
     pub fn has_vars(&self, t: Ty) -> bool {
         match self.kind(t) {
             TyKind::Var(_) => true,

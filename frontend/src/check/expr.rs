@@ -266,19 +266,17 @@ impl<'a> Checker<'a> {
                     .into_iter()
                     .map(|(p, x)| (p, self.coerce(x, ty)))
                     .collect();
-                if !arms.is_empty() || true {
-                    let pats: Vec<&hir::Pat> = hs.iter().map(|(p, _)| p).collect();
-                    let sty = self.resolve(scrut.ty);
-                    if !self.exhaustive(&pats, sty) {
-                        let s = self.ty_str(sty);
-                        let d = self
-                            .error(
-                                expr.span,
-                                format!("`match` does not cover every value of type `{s}`"),
-                            )
-                            .with_note("add an arm `_ => ...` for the remaining values");
-                        self.emit(d);
-                    }
+                let pats: Vec<&hir::Pat> = hs.iter().map(|(p, _)| p).collect();
+                let sty = self.resolve(scrut.ty);
+                if !self.exhaustive(&pats, sty) {
+                    let s = self.ty_str(sty);
+                    let d = self
+                        .error(
+                            expr.span,
+                            format!("`match` does not cover every value of type `{s}`"),
+                        )
+                        .with_note("add an arm `_ => ...` for the remaining values");
+                    self.emit(d);
                 }
                 Expr::new(K::Match(Box::new(scrut), hs), ty, span)
             }
@@ -796,21 +794,7 @@ impl<'a> Checker<'a> {
                     }
                 }
             }
-            A::Call { callee, args } if args.len() == 1 => {
-                let base = self.place_base(callee);
-                let t = self.resolve(base.ty);
-                match self.tys.kind(t).clone() {
-                    TyKind::Array { elem, .. } => {
-                        let i = self.index(&args[0]);
-                        Expr::new(K::Index(Box::new(base), Box::new(i)), elem, span)
-                    }
-                    _ => {
-                        // Not an element: a call, which is a value.
-                        self.expr(e, None)
-                    }
-                }
-            }
-            A::Path(_) => self.expr(e, None),
+            // Elements `a(i)` are built by `call`, on the place `a`.
             _ => self.expr(e, None),
         }
     }

@@ -355,7 +355,6 @@ impl<'a> Checker<'a> {
             if let ItemKind::Struct {
                 type_params,
                 fields,
-                tuple_like,
                 ..
             } = &item.kind
             {
@@ -382,7 +381,6 @@ impl<'a> Checker<'a> {
                     }
                     (fs, defaults)
                 });
-                let _ = tuple_like;
                 self.structs[d as usize].fields = fs;
                 self.structs[d as usize].defaults = defaults;
             }

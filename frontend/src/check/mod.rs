@@ -121,17 +121,11 @@ pub struct Program {
     pub statics: Vec<StaticInfo>,
     /// Local variables.
     pub vars: Vec<Var>,
+    /// The program's `main`: a function named so at the top level of its files.
+    pub main: Option<FnId>,
 }
 
 impl Program {
-    /// The function named `name` at the top level of the program (not the prelude).
-    pub fn find_fn(&self, name: &str) -> Option<FnId> {
-        self.fns
-            .iter()
-            .position(|f| &*f.name == name && !f.nested && f.type_params.is_empty())
-            .map(|i| i as FnId)
-    }
-
     /// `t` as written in the language.
     pub fn ty_name(&self, t: Ty) -> String {
         ty_name(&self.tys, &self.structs, &self.enums, t, &[])
@@ -342,6 +336,17 @@ pub fn check(
     c.prelude = prelude_mod;
     c.check_all();
     c.warn_unused_vars();
+    let main = match c.mods[root as usize].items.get("main") {
+        Some((ItemRef::Fn(f), _)) => Some(*f),
+        _ => None,
+    };
+    if let Some(f) = main {
+        let info = &c.fns[f as usize];
+        if !info.type_params.is_empty() {
+            let span = info.span;
+            c.err(span, "`main` cannot be polymorphic");
+        }
+    }
     Program {
         tys: c.tys,
         structs: c.structs,
@@ -349,6 +354,7 @@ pub fn check(
         fns: c.fns,
         statics: c.statics,
         vars: c.vars,
+        main,
     }
 }
 
@@ -429,14 +435,11 @@ impl<'a> Checker<'a> {
         }
         let subst = std::mem::take(&mut self.subst);
         let r = self.tys.map_ty(t, &mut |table, x| match table.kind(x) {
-            TyKind::Var(v) => subst[*v as usize].map(|b| {
-                // Bindings may themselves hold variables; they are resolved by a second
-                // pass below.
-                b
-            }),
+            TyKind::Var(v) => subst[*v as usize],
             _ => None,
         });
         self.subst = subst;
+        // Bindings may themselves hold bound variables: repeat until nothing changes.
         if self.tys.has_vars(r) && r != t {
             self.zonk(r)
         } else {
