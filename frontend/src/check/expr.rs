@@ -324,6 +324,21 @@ impl<'a> Checker<'a> {
         }
     }
 
+    /// The type a constructor path builds: the struct or enum `r` with the type arguments
+    /// written on the path (or inferred), matched with the expected type.
+    fn constructor_type(&mut self, r: ItemRef, p: &ast::Path, hint: Option<Ty>, span: Span) -> Ty {
+        let written = match r {
+            ItemRef::Enum(_) => enum_type_args(p),
+            _ => &p.segments[p.segments.len() - 1].type_args,
+        };
+        let args: Vec<Ty> = written.iter().map(|t| self.resolve_type(t)).collect();
+        let t = self.type_of_item(r, args, span, true);
+        if let Some(h) = hint {
+            self.unify(t, h);
+        }
+        t
+    }
+
     fn new_loop(&mut self) -> LoopId {
         self.next_loop += 1;
         self.next_loop - 1
@@ -481,14 +496,7 @@ impl<'a> Checker<'a> {
                 Expr::new(K::Static(s), ty, span)
             }
             ItemRef::Variant(e, i) => {
-                let args: Vec<Ty> = enum_type_args(p)
-                    .iter()
-                    .map(|t| self.resolve_type(t))
-                    .collect();
-                let ety = self.type_of_item(ItemRef::Enum(e), args, span, true);
-                if let Some(h) = hint {
-                    self.unify(ety, h);
-                }
+                let ety = self.constructor_type(ItemRef::Enum(e), p, hint, span);
                 let info = self.enum_info(e);
                 if info.variants[i as usize].1.is_some() {
                     let name = info.variants[i as usize].0.clone();
@@ -503,12 +511,7 @@ impl<'a> Checker<'a> {
             ItemRef::Struct(d) => {
                 let info = self.struct_info(d).clone();
                 if info.fields.is_empty() {
-                    let args: Vec<Ty> = last
-                        .type_args
-                        .iter()
-                        .map(|t| self.resolve_type(t))
-                        .collect();
-                    let ty = self.type_of_item(r, args, span, true);
+                    let ty = self.constructor_type(r, p, hint, span);
                     return Expr::new(K::Struct(Vec::new()), ty, span);
                 }
                 let d = self
@@ -592,14 +595,7 @@ impl<'a> Checker<'a> {
             if let Some(Local::Item(r)) = self.peek_path(p) {
                 match r {
                     ItemRef::Variant(e, i) => {
-                        let targs: Vec<Ty> = enum_type_args(p)
-                            .iter()
-                            .map(|t| self.resolve_type(t))
-                            .collect();
-                        let ety = self.type_of_item(ItemRef::Enum(e), targs, span, true);
-                        if let Some(h) = hint {
-                            self.unify(ety, h);
-                        }
+                        let ety = self.constructor_type(ItemRef::Enum(e), p, hint, span);
                         let info = self.enum_info(e).clone();
                         let TyKind::Enum(_, targs) = self.tys.kind(ety).clone() else {
                             return err_expr(span);
@@ -619,16 +615,7 @@ impl<'a> Checker<'a> {
                         return Expr::new(K::Variant(i, Some(Box::new(a))), ety, span);
                     }
                     ItemRef::Struct(d) if self.struct_info(d).tuple_like => {
-                        let last = p.segments.last().expect("paths have a segment");
-                        let targs: Vec<Ty> = last
-                            .type_args
-                            .iter()
-                            .map(|t| self.resolve_type(t))
-                            .collect();
-                        let sty = self.type_of_item(r, targs, span, true);
-                        if let Some(h) = hint {
-                            self.unify(sty, h);
-                        }
+                        let sty = self.constructor_type(r, p, hint, span);
                         let TyKind::Struct(_, targs) = self.tys.kind(sty).clone() else {
                             return err_expr(span);
                         };
@@ -1097,16 +1084,7 @@ impl<'a> Checker<'a> {
             self.emit(d);
             return err_expr(span);
         };
-        let last = p.segments.last().expect("paths have a segment");
-        let targs: Vec<Ty> = last
-            .type_args
-            .iter()
-            .map(|t| self.resolve_type(t))
-            .collect();
-        let sty = self.type_of_item(r, targs, p.span, true);
-        if let Some(h) = hint {
-            self.unify(sty, h);
-        }
+        let sty = self.constructor_type(r, p, hint, p.span);
         let TyKind::Struct(_, targs) = self.tys.kind(sty).clone() else {
             return err_expr(span);
         };
