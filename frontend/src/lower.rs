@@ -161,8 +161,10 @@ impl<'p> Lowerer<'p> {
         if self.subst.is_empty() {
             return t;
         }
-        let args = self.subst.clone();
-        self.tys.subst(t, &args)
+        let args = std::mem::take(&mut self.subst);
+        let r = self.tys.subst(t, &args);
+        self.subst = args;
+        r
     }
 
     fn ir_ty(&mut self, t: Ty) -> Type {
@@ -340,6 +342,14 @@ impl<'p> Lowerer<'p> {
         self.mem = None;
     }
 
+    /// Ends the current block with a jump to bottom: an error if it is ever reached.
+    fn jump_unreachable(&mut self, span: Span) {
+        let mt = self.w.ty_mem();
+        let cn = self.w.ty_cont(&[mt]);
+        let bot = self.w.bottom(cn);
+        self.jump(bot, &[], span);
+    }
+
     fn branch(&mut self, cond: Def, yes: Def, no: Def, span: Span) {
         let target = self.w.select(cond, yes, no);
         self.jump(target, &[], span);
@@ -444,22 +454,20 @@ impl<'p> Lowerer<'p> {
             self.rets.insert(f, r);
         }
         self.bind(&l.param, arg);
-        match &l.filter {
-            None => {}
-            Some(None) => {
-                let t = self.w.lit_bool(true);
-                for i in 0..n {
-                    self.w.set_filter(k, i, t);
+        if let Some(filter) = &l.filter {
+            // The language's filter is one condition; the IR has one per parameter.
+            let c = match filter {
+                None => self.w.lit_bool(true),
+                Some(e) => {
+                    let saved_pure = self.pure.replace((e.span, "a filter"));
+                    self.pure_failed = false;
+                    let c = self.emit(e);
+                    self.pure = saved_pure;
+                    c
                 }
-            }
-            Some(Some(e)) => {
-                let saved_pure = self.pure.replace((e.span, "a filter"));
-                self.pure_failed = false;
-                let c = self.emit(e);
-                self.pure = saved_pure;
-                for i in 0..n {
-                    self.w.set_filter(k, i, c);
-                }
+            };
+            for i in 0..n {
+                self.w.set_filter(k, i, c);
             }
         }
         match ret {
@@ -467,10 +475,7 @@ impl<'p> Lowerer<'p> {
             None => {
                 self.emit(&l.body);
                 if self.bb.is_some() {
-                    let mt = self.w.ty_mem();
-                    let cn = self.w.ty_cont(&[mt]);
-                    let bot = self.w.bottom(cn);
-                    self.jump(bot, &[], l.body.span);
+                    self.jump_unreachable(l.body.span);
                 }
             }
         }
@@ -1201,10 +1206,7 @@ impl<'p> Lowerer<'p> {
         }
         if reached_end {
             // The checker proved the arms exhaustive: this is unreachable.
-            let mt = self.w.ty_mem();
-            let cn = self.w.ty_cont(&[mt]);
-            let bot = self.w.bottom(cn);
-            self.jump(bot, &[], e.span);
+            self.jump_unreachable(e.span);
         }
         self.enter(join);
         let ps: Vec<Def> = (1..=rt.len()).map(|i| self.w.param(join, i)).collect();
