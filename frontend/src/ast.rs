@@ -75,6 +75,17 @@ pub struct Item {
     pub span: Span,
 }
 
+/// How a struct is written, which decides how its values are built.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum StructShape {
+    /// `struct S { x: i32 }` (also `struct S {}`): built by `S { x = 1 }`.
+    Record,
+    /// `struct S(i32, i64);`: built by `S(1, 2)`; `S` alone is the constructor function.
+    Tuple,
+    /// `struct S;`: `S` is its only value.
+    Unit,
+}
+
 /// What an item declares.
 #[derive(Clone, PartialEq, Debug)]
 pub enum ItemKind {
@@ -88,8 +99,8 @@ pub enum ItemKind {
         type_params: Vec<Ident>,
         /// Fields (unnamed for tuple-like structs).
         fields: Vec<Field>,
-        /// Whether it is tuple-like.
-        tuple_like: bool,
+        /// Record, tuple-like or unit.
+        shape: StructShape,
     },
     /// `enum E[T] { A, B(T), C { x: i32 } }`.
     Enum {
@@ -691,14 +702,18 @@ fn dump_item(out: &mut String, item: &Item) {
         ItemKind::Struct {
             name,
             fields,
-            tuple_like,
+            shape,
             ..
         } => {
             let _ = write!(
                 out,
                 "(struct {}{}",
                 name.name,
-                if *tuple_like { " tuple" } else { "" }
+                match shape {
+                    StructShape::Record => "",
+                    StructShape::Tuple => " tuple",
+                    StructShape::Unit => " unit",
+                }
             );
             for f in fields {
                 out.push(' ');

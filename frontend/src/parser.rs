@@ -144,6 +144,67 @@ impl Parser<'_, '_> {
         self.depth -= 1;
     }
 
+    /// Reports an Artic feature that durin parses but does not implement; `what` names it
+    /// with its verb ("traits are").
+    fn unsupported(&mut self, span: Span, what: &str) {
+        if self.too_deep {
+            return;
+        }
+        self.diags.push(
+            Diagnostic::error(span, format!("{what} not supported yet"))
+                .with_label_message("not supported yet")
+                .with_note("the language chapter of the documentation lists what durin implements"),
+        );
+    }
+
+    /// Reports and skips Artic's `pure` qualifier (`pure fn`, `pure |x| ...`).
+    #[inline(never)]
+    fn pure_qualifier(&mut self) {
+        while matches!(self.peek(), T::Ident(n) if n.as_ref() == "pure")
+            && matches!(
+                self.peek_at(1),
+                T::Fn | T::Or | T::OrOr | T::At | T::Ident(_)
+            )
+        {
+            let span = self.bump().span;
+            self.unsupported(span, "`pure` functions are");
+        }
+    }
+
+    /// Skips tokens with brackets balanced until `stop` holds outside all brackets (the token
+    /// is not eaten) or a closing bracket of the enclosing level is reached. When
+    /// `through_block` is set, a balanced `{ ... }` at the outer level ends the skip after it.
+    fn skip_balanced(&mut self, stop: impl Fn(&T) -> bool, through_block: bool) {
+        let mut depth = 0u32;
+        while !self.at_end() {
+            let k = self.peek();
+            if depth == 0 && stop(k) {
+                return;
+            }
+            match k {
+                T::LParen | T::LBracket | T::LBrace => depth += 1,
+                T::RParen | T::RBracket | T::RBrace => {
+                    if depth == 0 {
+                        return;
+                    }
+                    depth -= 1;
+                    if depth == 0 && through_block && matches!(k, T::RBrace) {
+                        self.bump();
+                        return;
+                    }
+                }
+                _ => {}
+            }
+            self.bump();
+        }
+    }
+
+    /// Skips a whole unsupported item: up to its `;` or through its `{ ... }` body.
+    fn skip_item(&mut self) {
+        self.skip_balanced(|k| matches!(k, T::Semi), true);
+        self.eat(&T::Semi);
+    }
+
     fn ident(&mut self) -> Option<Ident> {
         match self.peek().clone() {
             T::Ident(name) => {
@@ -192,6 +253,9 @@ impl Parser<'_, '_> {
         match self.peek() {
             T::Fn => matches!(self.peek_at(1), T::Ident(_) | T::At),
             T::Struct | T::Enum | T::Type | T::Static | T::Mod | T::Use | T::Hash => true,
+            T::Implicit => true,
+            T::Ident(n) if n.as_ref() == "pure" => matches!(self.peek_at(1), T::Fn | T::Ident(_)),
+            T::Ident(n) => (&**n == "trait" || &**n == "impl") && self.trait_like(),
             _ => false,
         }
     }
@@ -208,6 +272,11 @@ impl Parser<'_, '_> {
                 self.expect(&T::RBracket);
             }
         }
+        if matches!(self.peek(), T::Ident(n) if n.as_ref() == "pure")
+            && matches!(self.peek_at(1), T::Fn | T::Ident(_))
+        {
+            self.pure_qualifier();
+        }
         let kind = match self.peek() {
             T::Fn => self.fn_decl(),
             T::Struct => self.struct_decl(),
@@ -216,6 +285,23 @@ impl Parser<'_, '_> {
             T::Static => self.static_decl(),
             T::Mod => self.mod_decl(),
             T::Use => self.use_decl(),
+            T::Implicit => {
+                let span = self.bump().span;
+                self.unsupported(span, "implicit values (`implicit T = ...`) are");
+                self.skip_item();
+                ItemKind::Error
+            }
+            T::Ident(name) if (&**name == "trait" || &**name == "impl") && self.trait_like() => {
+                let what = if name.as_ref() == "trait" {
+                    "traits are"
+                } else {
+                    "`impl` blocks (traits) are"
+                };
+                let span = self.bump().span;
+                self.unsupported(span, what);
+                self.skip_item();
+                ItemKind::Error
+            }
             _ => {
                 self.error_here(
                     "an item (`fn`, `struct`, `enum`, `type`, `static`, `mod` or `use`)",
@@ -232,6 +318,11 @@ impl Parser<'_, '_> {
             kind,
             span: self.since(start),
         }
+    }
+
+    /// Whether `trait`/`impl` at the cursor starts a trait item rather than being a name.
+    fn trait_like(&self) -> bool {
+        matches!(self.peek_at(1), T::Ident(_) | T::LBracket | T::LBrace)
     }
 
     fn attr(&mut self) -> Option<Attr> {
@@ -320,6 +411,11 @@ impl Parser<'_, '_> {
         } else {
             None
         };
+        if matches!(self.peek(), T::Ident(n) if &**n == "where") {
+            let start = self.bump().span;
+            self.skip_balanced(|k| matches!(k, T::LBrace | T::Eq | T::Semi), false);
+            self.unsupported(self.since(start), "`where` clauses (traits) are");
+        }
         let body = if self.is(&T::LBrace) {
             Some(self.block())
         } else if self.eat(&T::Eq) {
@@ -377,21 +473,24 @@ impl Parser<'_, '_> {
         self.bump();
         let name = self.name();
         let type_params = self.type_params();
-        let (fields, tuple_like) = if self.eat(&T::LBrace) {
-            (self.list(&T::RBrace, |p| p.field(true)), false)
+        let (fields, shape) = if self.eat(&T::LBrace) {
+            (
+                self.list(&T::RBrace, |p| p.field(true)),
+                StructShape::Record,
+            )
         } else if self.eat(&T::LParen) {
             let fs = self.list(&T::RParen, |p| p.field(false));
             self.expect(&T::Semi);
-            (fs, true)
+            (fs, StructShape::Tuple)
         } else {
             self.expect(&T::Semi);
-            (Vec::new(), true)
+            (Vec::new(), StructShape::Unit)
         };
         ItemKind::Struct {
             name,
             type_params,
             fields,
-            tuple_like,
+            shape,
         }
     }
 
@@ -534,6 +633,7 @@ impl Parser<'_, '_> {
                 span: start,
             };
         }
+        self.pure_qualifier();
         let kind = self.ty_kind();
         self.leave();
         Type {
@@ -689,6 +789,37 @@ impl Parser<'_, '_> {
         p
     }
 
+    /// Whether the tokens at the cursor are a path (`a::b[T, U]`) followed by `{`: a struct
+    /// pattern, not a type, in a parameter list.
+    fn path_then_brace(&self) -> bool {
+        let mut k = 0;
+        loop {
+            match self.peek_at(k) {
+                T::Ident(_) | T::Super | T::DblColon => k += 1,
+                T::LBracket => {
+                    let mut depth = 0usize;
+                    loop {
+                        match self.peek_at(k) {
+                            T::LBracket => depth += 1,
+                            T::RBracket => {
+                                depth -= 1;
+                                if depth == 0 {
+                                    break;
+                                }
+                            }
+                            T::Eof => return false,
+                            _ => {}
+                        }
+                        k += 1;
+                    }
+                    k += 1;
+                }
+                T::LBrace => return true,
+                _ => return false,
+            }
+        }
+    }
+
     fn type_pattern(&mut self, start: Span) -> Pattern {
         let ty = self.ty();
         Pattern {
@@ -698,6 +829,10 @@ impl Parser<'_, '_> {
     }
 
     fn pattern_inner(&mut self, fn_param: bool, start: Span) -> Pattern {
+        if self.is(&T::Implicit) {
+            let span = self.bump().span;
+            self.unsupported(span, "implicit parameters are");
+        }
         let kind = match self.peek().clone() {
             T::Ident(name)
                 if fn_param
@@ -708,7 +843,9 @@ impl Parser<'_, '_> {
             }
             T::Ident(_) | T::Super => {
                 let path_like = matches!(self.peek_at(1), T::DblColon | T::LBracket | T::LBrace);
-                let type_like = fn_param && !matches!(self.peek_at(1), T::Colon | T::As);
+                let type_like = fn_param
+                    && !matches!(self.peek_at(1), T::Colon | T::As)
+                    && !self.path_then_brace();
                 if type_like {
                     return self.type_pattern(start);
                 }
@@ -1150,7 +1287,27 @@ impl Parser<'_, '_> {
         }
     }
 
+    /// `summon[T]` and `asm(...)`: reported and skipped.
+    #[inline(never)]
+    fn unsupported_expr(&mut self, start: Span) -> ExprKind {
+        let summon = matches!(self.peek(), T::Summon);
+        self.bump();
+        let what = if summon {
+            "implicit values (`summon`) are"
+        } else {
+            "inline assembly (`asm`) is"
+        };
+        let open = if summon { T::LBracket } else { T::LParen };
+        if self.expect(&open) {
+            self.skip_balanced(|_| false, false);
+            self.bump();
+        }
+        self.unsupported(self.since(start), what);
+        ExprKind::Error
+    }
+
     fn primary(&mut self, no_struct: bool) -> Expr {
+        self.pure_qualifier();
         let start = self.span();
         let kind = match self.peek().clone() {
             T::Lit(l) => {
@@ -1293,6 +1450,7 @@ impl Parser<'_, '_> {
                 self.bump();
                 ExprKind::Return
             }
+            T::Summon | T::Asm => self.unsupported_expr(start),
             _ => {
                 self.error_here("an expression");
                 if !matches!(
@@ -1491,7 +1649,7 @@ mod tests {
              (fn h (:i32 :&[u8]) -> !)\n\
              (struct S a:T b:i32)\n\
              (struct P tuple i32 f64)\n\
-             (struct U tuple)\n\
+             (struct U unit)\n\
              (enum E A B((i32 i32)) C{x:f32})\n\
              (type Buf &mut addrspace(1) [f32])\n\
              (static mut n u64 0)\n\

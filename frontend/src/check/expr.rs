@@ -382,6 +382,23 @@ impl<'a> Checker<'a> {
             Literal::Str(s) => {
                 let mut bytes = s.clone();
                 bytes.push(0);
+                // Where an array of bytes is expected, the string is that array's value.
+                if let Some(h) = hint {
+                    let h = self.resolve(h);
+                    if let TyKind::Array {
+                        elem: TyTable::U8,
+                        len: Some(n),
+                    } = *self.tys.kind(h)
+                    {
+                        if n == bytes.len() as u64 {
+                            let elems = bytes
+                                .iter()
+                                .map(|&b| Expr::new(K::Lit(Lit::Int(b as u64)), TyTable::U8, span))
+                                .collect();
+                            return Expr::new(K::Array(elems), h, span);
+                        }
+                    }
+                }
                 let arr = self.tys.intern(TyKind::Array {
                     elem: TyTable::U8,
                     len: None,
@@ -510,19 +527,23 @@ impl<'a> Checker<'a> {
             }
             ItemRef::Struct(d) => {
                 let info = self.struct_info(d).clone();
-                if info.fields.is_empty() {
-                    let ty = self.constructor_type(r, p, hint, span);
-                    return Expr::new(K::Struct(Vec::new()), ty, span);
+                match info.shape {
+                    ast::StructShape::Unit => {
+                        let ty = self.constructor_type(r, p, hint, span);
+                        Expr::new(K::Struct(Vec::new()), ty, span)
+                    }
+                    ast::StructShape::Tuple => self.constructor_fn(r, p, hint, span),
+                    ast::StructShape::Record => {
+                        let d = self
+                            .error(span, format!("struct `{}` is not a value", info.name))
+                            .with_note(format!(
+                                "build one with `{} {{ field = value, ... }}`",
+                                info.name
+                            ));
+                        self.emit(d);
+                        err_expr(span)
+                    }
                 }
-                let d = self
-                    .error(span, format!("struct `{}` is not a value", info.name))
-                    .with_note(if info.tuple_like {
-                        format!("build one with `{}(...)`", info.name)
-                    } else {
-                        format!("build one with `{} {{ field = value, ... }}`", info.name)
-                    });
-                self.emit(d);
-                err_expr(span)
             }
             ItemRef::Mod(_) => {
                 self.err(span, format!("module `{}` is not a value", last.ident.name));
@@ -614,7 +635,15 @@ impl<'a> Checker<'a> {
                         let a = self.args(args, pty, span);
                         return Expr::new(K::Variant(i, Some(Box::new(a))), ety, span);
                     }
-                    ItemRef::Struct(d) if self.struct_info(d).tuple_like => {
+                    ItemRef::Struct(d) if self.struct_info(d).shape == ast::StructShape::Unit => {
+                        let name = self.struct_info(d).name.clone();
+                        self.err(
+                            span,
+                            format!("`{name}` is a unit struct: its value is written `{name}`"),
+                        );
+                        return err_expr(span);
+                    }
+                    ItemRef::Struct(d) if self.struct_info(d).shape == ast::StructShape::Tuple => {
                         let sty = self.constructor_type(r, p, hint, span);
                         let TyKind::Struct(_, targs) = self.tys.kind(sty).clone() else {
                             return err_expr(span);
@@ -729,6 +758,8 @@ impl<'a> Checker<'a> {
         let span = e.span;
         match &e.kind {
             A::Unary(UnaryOp::Deref, p) => self.deref_place(p, span),
+            // `$x = v` writes `x`: stopping evaluation does not change the place.
+            A::Unary(UnaryOp::Halt, p) => self.place(p),
             A::Field(b, name) => {
                 let base = self.place_base(b);
                 let t = self.resolve(base.ty);
@@ -1062,6 +1093,63 @@ impl<'a> Checker<'a> {
         err_expr(span)
     }
 
+    /// A tuple-like struct's name used as a value: the function that builds one,
+    /// `|a, b| S(a, b)`.
+    fn constructor_fn(&mut self, r: ItemRef, p: &ast::Path, hint: Option<Ty>, span: Span) -> Expr {
+        let hint = hint.and_then(|h| match self.tys.kind(self.resolve(h)) {
+            TyKind::Fn { codom, .. } => Some(*codom),
+            _ => None,
+        });
+        let sty = self.constructor_type(r, p, hint, span);
+        let (ItemRef::Struct(d), TyKind::Struct(_, targs)) = (r, self.tys.kind(sty).clone()) else {
+            return err_expr(span);
+        };
+        let fields = self.struct_info(d).fields.clone();
+        let fts: Vec<Ty> = fields
+            .iter()
+            .map(|(_, t)| self.tys.subst(*t, &targs))
+            .collect();
+        let mut binds = Vec::new();
+        let mut uses = Vec::new();
+        for (i, &t) in fts.iter().enumerate() {
+            let name = ast::Ident {
+                name: format!("<field {i}>").into(),
+                span,
+            };
+            let v = self.new_var(&name, t, false);
+            self.vars[v as usize].used = true;
+            binds.push(hir::Pat {
+                kind: hir::PatKind::Bind(v, None),
+                ty: t,
+                span,
+            });
+            uses.push(Expr::new(K::Var(v), t, span));
+        }
+        let (param, dom) = if binds.len() == 1 {
+            (binds.remove(0), fts[0])
+        } else {
+            let dom = self.tys.tuple(fts);
+            let param = hir::Pat {
+                kind: hir::PatKind::Tuple(binds),
+                ty: dom,
+                span,
+            };
+            (param, dom)
+        };
+        self.next_return += 1;
+        let lambda = hir::Lambda {
+            param,
+            dom,
+            codom: sty,
+            body: Expr::new(K::Struct(uses), sty, span),
+            filter: None,
+            continue_of: None,
+            returns_of: Some(self.next_return),
+        };
+        let ty = self.tys.func(dom, sty);
+        Expr::new(K::Lambda(Box::new(lambda)), ty, span)
+    }
+
     fn struct_lit(
         &mut self,
         base: &'a ast::Expr,
@@ -1073,6 +1161,14 @@ impl<'a> Checker<'a> {
             self.err(base.span, "expected a struct name");
             return err_expr(span);
         };
+        // `s { x = 1 }` on a variable `s` is an update.
+        if let [seg] = p.segments.as_slice() {
+            if seg.type_args.is_empty()
+                && matches!(self.lookup(&seg.ident.name), Some(Local::Var(_)))
+            {
+                return self.struct_update(base, fields, hint, span);
+            }
+        }
         let Some(r) = self.resolve_path_item(p) else {
             return err_expr(span);
         };
@@ -1084,6 +1180,20 @@ impl<'a> Checker<'a> {
             self.emit(d);
             return err_expr(span);
         };
+        let info = self.struct_info(d);
+        if info.shape != ast::StructShape::Record {
+            let name = info.name.clone();
+            let how = if info.shape == ast::StructShape::Unit {
+                format!("its value is written `{name}`")
+            } else {
+                format!("build one with `{name}(...)`")
+            };
+            let d = self
+                .error(p.span, format!("`{name}` has no named fields"))
+                .with_note(how);
+            self.emit(d);
+            return err_expr(span);
+        }
         let sty = self.constructor_type(r, p, hint, p.span);
         let TyKind::Struct(_, targs) = self.tys.kind(sty).clone() else {
             return err_expr(span);

@@ -98,7 +98,7 @@ impl<'a> Checker<'a> {
             ItemKind::Struct {
                 name,
                 type_params,
-                tuple_like,
+                shape,
                 ..
             } => {
                 self.structs.push(StructInfo {
@@ -106,7 +106,7 @@ impl<'a> Checker<'a> {
                     type_params: type_params.iter().map(|i| i.name.clone()).collect(),
                     fields: Vec::new(),
                     defaults: Vec::new(),
-                    tuple_like: *tuple_like,
+                    shape: *shape,
                     span: name.span,
                 });
                 self.struct_src.push((item, m, false));
@@ -499,6 +499,8 @@ impl<'a> Checker<'a> {
                 self.tys.tuple(ts)
             }
             ast::PatternKind::Error => TyTable::ERROR,
+            // `S { x = a, ... }`: the struct named types the parameter.
+            ast::PatternKind::Struct { path, .. } => self.resolve_type_path(path, p.span),
             // `[x: T, y, z]`: one annotated element types the array.
             ast::PatternKind::Array { elems, simd: false }
                 if elems

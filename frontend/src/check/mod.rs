@@ -34,8 +34,8 @@ pub struct StructInfo {
     pub fields: Vec<(Box<str>, Ty)>,
     /// Default values of fields.
     pub defaults: Vec<Option<hir::Expr>>,
-    /// Whether it is tuple-like (`struct S(i32, i32);`).
-    pub tuple_like: bool,
+    /// Record, tuple-like or unit.
+    pub shape: ast::StructShape,
     /// Where.
     pub span: Span,
 }
@@ -606,40 +606,94 @@ impl<'a> Checker<'a> {
                 let span = e.span;
                 hir::Expr::new(hir::ExprKind::Cast(Box::new(e)), to, span)
             }
-            None if self.auto_ref(e.ty, to) => {
-                // Artic passes a value where a `&T` is expected by its address.
-                let span = e.span;
-                hir::Expr::new(hir::ExprKind::AddrOf(Box::new(e)), to, span)
-            }
-            None => {
-                let (want, found) = (self.ty_str(to), self.ty_str(e.ty));
-                let mut d = self
-                    .error(e.span, "mismatched types")
-                    .with_label_message(format!("expected `{want}`, found `{found}`"));
-                if self.tys.is_num(self.resolve(to)) && self.tys.is_num(self.resolve(e.ty)) {
-                    d = d.with_note(format!("convert explicitly with `as {want}`"));
+            None => match self.auto_ref(&e, to) {
+                // Artic passes a value where a `&T` is expected by its address (and a
+                // mutable place where a `&mut T` is expected).
+                Some(addr_ty) => {
+                    let span = e.span;
+                    let addr = hir::Expr::new(hir::ExprKind::AddrOf(Box::new(e)), addr_ty, span);
+                    if addr_ty == to {
+                        addr
+                    } else {
+                        hir::Expr::new(hir::ExprKind::Cast(Box::new(addr)), to, span)
+                    }
                 }
-                self.emit(d);
-                hir::Expr::new(hir::ExprKind::Error, TyTable::ERROR, e.span)
-            }
+                None => self.mismatch(e, to),
+            },
         }
     }
 
-    /// Whether a value of type `from` may stand for a `&from` that `to` expects.
-    fn auto_ref(&mut self, from: Ty, to: Ty) -> bool {
-        let (from, to) = (self.resolve(from), self.resolve(to));
-        match self.tys.kind(to).clone() {
-            TyKind::Ptr {
-                pointee,
-                mutable: false,
-                space: 0,
-            } => {
-                !matches!(
-                    self.tys.kind(from),
-                    TyKind::Ptr { .. } | TyKind::Var(_) | TyKind::NoRet
-                ) && self.unify(from, pointee)
+    fn mismatch(&mut self, e: hir::Expr, to: Ty) -> hir::Expr {
+        let (want, found) = (self.ty_str(to), self.ty_str(e.ty));
+        let mut d = self
+            .error(e.span, "mismatched types")
+            .with_label_message(format!("expected `{want}`, found `{found}`"));
+        if self.tys.is_num(self.resolve(to)) && self.tys.is_num(self.resolve(e.ty)) {
+            d = d.with_note(format!("convert explicitly with `as {want}`"));
+        }
+        self.emit(d);
+        hir::Expr::new(hir::ExprKind::Error, TyTable::ERROR, e.span)
+    }
+
+    /// When the value `e` may stand for its address where `to` (a pointer) is expected: the
+    /// type of that address (`&[T * N]` where `to` is `&[T]`).
+    fn auto_ref(&mut self, e: &hir::Expr, to: Ty) -> Option<Ty> {
+        let (from, to) = (self.resolve(e.ty), self.resolve(to));
+        let TyKind::Ptr {
+            pointee,
+            mutable,
+            space: 0,
+        } = self.tys.kind(to).clone()
+        else {
+            return None;
+        };
+        if matches!(
+            self.tys.kind(from),
+            TyKind::Ptr { .. } | TyKind::Var(_) | TyKind::NoRet
+        ) {
+            return None;
+        }
+        if mutable && !self.mutable_place(e) {
+            return None;
+        }
+        let fits = match (self.tys.kind(from).clone(), self.tys.kind(pointee).clone()) {
+            (
+                TyKind::Array {
+                    elem: a,
+                    len: Some(_),
+                },
+                TyKind::Array { elem: b, len: None },
+            ) => self.unify(a, b),
+            _ => self.unify(from, pointee),
+        };
+        if !fits {
+            return None;
+        }
+        if mutable {
+            self.mark_mutated(e);
+        }
+        Some(self.tys.ptr(from, mutable))
+    }
+
+    /// Whether `e` is a place that may be written (a mutable variable, or a part of one, or
+    /// reached through a `&mut`).
+    fn mutable_place(&mut self, e: &hir::Expr) -> bool {
+        match &e.kind {
+            hir::ExprKind::Var(v) => self.vars[*v as usize].mutable,
+            hir::ExprKind::Field(b, _) | hir::ExprKind::Index(b, _) => self.mutable_place(b),
+            hir::ExprKind::Deref(p) => {
+                let t = self.resolve(p.ty);
+                matches!(self.tys.kind(t), TyKind::Ptr { mutable: true, .. })
             }
             _ => false,
+        }
+    }
+
+    fn mark_mutated(&mut self, e: &hir::Expr) {
+        match &e.kind {
+            hir::ExprKind::Var(v) => self.vars[*v as usize].mutated = true,
+            hir::ExprKind::Field(b, _) | hir::ExprKind::Index(b, _) => self.mark_mutated(b),
+            _ => {}
         }
     }
 

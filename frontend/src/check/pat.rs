@@ -211,7 +211,7 @@ impl<'a> Checker<'a> {
                     ItemRef::Variant(e, i) => {
                         return self.variant_pattern(p, e, i, arg.as_deref(), ty, irrefutable)
                     }
-                    ItemRef::Struct(d) if self.struct_info(d).tuple_like => {
+                    ItemRef::Struct(d) if self.struct_info(d).shape != ast::StructShape::Record => {
                         let sty = self.type_of_item(r, Vec::new(), path.span, true);
                         if !self.pattern_type_is(sty, ty, path.span) {
                             return None;
