@@ -205,22 +205,11 @@ impl<'p> Lowerer<'p> {
                 self.w.ty_cont(&ps)
             }
             TyKind::Struct(d, args) => {
-                let info = &self.p.structs[d as usize];
-                let name = if args.is_empty() {
-                    info.name.to_string()
-                } else {
-                    let names: Vec<String> = args
-                        .iter()
-                        .map(|&a| {
-                            crate::check::ty_name(&self.tys, &self.p.structs, &self.p.enums, a, &[])
-                        })
-                        .collect();
-                    format!("{}[{}]", info.name, names.join(", "))
-                };
+                let name = self.instance_name(&self.p.structs[d as usize].name, &args);
                 let s = self.w.struct_type(&name);
                 // Register before the fields, for recursion through pointers.
                 self.ir_tys.insert(t, s);
-                let fields: Vec<(Box<str>, Ty)> = info.fields.clone();
+                let fields: Vec<(Box<str>, Ty)> = self.p.structs[d as usize].fields.clone();
                 let fs = fields
                     .iter()
                     .map(|(n, ft)| {
@@ -231,16 +220,22 @@ impl<'p> Lowerer<'p> {
                 self.w.set_struct_fields(s, fs);
                 return s;
             }
+            // An enum is a struct of a tag and one field per payload, nominal so that it
+            // may hold pointers to itself.
             TyKind::Enum(d, args) => {
+                let name = self.instance_name(&self.p.enums[d as usize].name, &args);
+                let s = self.w.struct_type(&name);
+                self.ir_tys.insert(t, s);
                 let variants = self.p.enums[d as usize].variants.clone();
-                let mut ts = vec![self.w.ty_int(32, false)];
-                for (_, payload) in variants {
+                let mut fs = vec![("tag".to_string(), self.w.ty_int(32, false))];
+                for (n, payload) in variants {
                     if let Some(pt) = payload {
                         let pt = self.tys.subst(pt, &args);
-                        ts.push(self.ir_ty(pt));
+                        fs.push((n.to_string(), self.ir_ty(pt)));
                     }
                 }
-                self.w.ty_tuple(&ts)
+                self.w.set_struct_fields(s, fs);
+                return s;
             }
             TyKind::NoRet | TyKind::Error | TyKind::Param(_) | TyKind::Var(_) => {
                 self.w.ty_tuple(&[])
@@ -248,6 +243,18 @@ impl<'p> Lowerer<'p> {
         };
         self.ir_tys.insert(t, r);
         r
+    }
+
+    /// The IR name of an instance of a struct or enum: `S`, or `S[i32, f32]`.
+    fn instance_name(&self, name: &str, args: &[Ty]) -> String {
+        if args.is_empty() {
+            return name.to_string();
+        }
+        let names: Vec<String> = args
+            .iter()
+            .map(|&a| crate::check::ty_name(&self.tys, &self.p.structs, &self.p.enums, a, &[]))
+            .collect();
+        format!("{name}[{}]", names.join(", "))
     }
 
     fn flat_tys(&mut self, t: Ty) -> Vec<Type> {
@@ -780,7 +787,7 @@ impl<'p> Lowerer<'p> {
                     let at = self.payload_index(e.ty, *i) as usize;
                     parts[at] = v;
                 }
-                self.w.tuple(&parts)
+                self.w.struct_value(t, &parts)
             }
             K::Tuple(xs) => {
                 let vs: Vec<Def> = xs.iter().map(|x| self.emit(x)).collect();

@@ -18,6 +18,13 @@ pub struct Span {
 }
 
 impl Span {
+    /// An empty span at the start of the first file, for what the compiler makes up.
+    pub const NONE: Span = Span {
+        file: FileId(0),
+        start: 0,
+        end: 0,
+    };
+
     /// The span from `start` to `end` in `file`.
     pub fn new(file: FileId, start: usize, end: usize) -> Span {
         Span {

@@ -268,14 +268,20 @@ impl<'a> Checker<'a> {
                     .collect();
                 let pats: Vec<&hir::Pat> = hs.iter().map(|(p, _)| p).collect();
                 let sty = self.resolve(scrut.ty);
-                if !self.exhaustive(&pats, sty) {
+                if let Some(w) = self.uncovered(&pats, sty) {
                     let s = self.ty_str(sty);
-                    let d = self
-                        .error(
-                            expr.span,
-                            format!("`match` does not cover every value of type `{s}`"),
-                        )
-                        .with_note("add an arm `_ => ...` for the remaining values");
+                    let d = self.error(
+                        expr.span,
+                        format!("`match` does not cover every value of type `{s}`"),
+                    );
+                    let d = if w == "_" {
+                        d.with_note("add an arm `_ => ...` for the remaining values")
+                    } else {
+                        d.with_label_message(format!("`{w}` is not covered"))
+                            .with_note(format!(
+                                "add an arm for `{w}`, or `_ => ...` for all remaining values"
+                            ))
+                    };
                     self.emit(d);
                 }
                 Expr::new(K::Match(Box::new(scrut), hs), ty, span)
@@ -1549,69 +1555,5 @@ impl<'a> Checker<'a> {
         let len = self.cx.type_params.len();
         self.cx.type_params.truncate(len - n);
         r
-    }
-
-    /// Whether the patterns cover every value of type `t`.
-    pub(super) fn exhaustive(&mut self, pats: &[&hir::Pat], t: Ty) -> bool {
-        use hir::PatKind as P;
-        if pats.iter().any(|p| self.irrefutable(p)) {
-            return true;
-        }
-        let t = self.resolve(t);
-        if t == TyTable::ERROR || pats.iter().any(|p| matches!(p.kind, P::Error)) {
-            return true;
-        }
-        match self.tys.kind(t).clone() {
-            TyKind::Prim(Prim::Bool) => {
-                let has = |b: bool| {
-                    pats.iter()
-                        .any(|p| matches!(p.kind, P::Lit(Lit::Bool(x)) if x == b))
-                };
-                has(true) && has(false)
-            }
-            TyKind::Enum(e, args) => {
-                let info = self.enum_info(e).clone();
-                (0..info.variants.len()).all(|v| {
-                    let subs: Vec<&hir::Pat> = pats
-                        .iter()
-                        .filter_map(|p| match &p.kind {
-                            P::Variant(i, sub) if *i as usize == v => Some(sub.as_deref()),
-                            _ => None,
-                        })
-                        .flatten()
-                        .collect();
-                    let any = pats
-                        .iter()
-                        .any(|p| matches!(&p.kind, P::Variant(i, _) if *i as usize == v));
-                    match info.variants[v].1 {
-                        None => any,
-                        Some(pt) => {
-                            let pt = self.tys.subst(pt, &args);
-                            any && self.exhaustive(&subs, pt)
-                        }
-                    }
-                })
-            }
-            _ => false,
-        }
-    }
-
-    fn irrefutable(&self, p: &hir::Pat) -> bool {
-        use hir::PatKind as P;
-        match &p.kind {
-            P::Wild | P::Error => true,
-            P::Bind(_, sub) => sub.as_ref().is_none_or(|s| self.irrefutable(s)),
-            P::Tuple(ps) | P::Array(ps) => ps.iter().all(|q| self.irrefutable(q)),
-            P::Struct(fs) => fs.iter().all(|(_, q)| self.irrefutable(q)),
-            P::Lit(_) => false,
-            P::Variant(_, sub) => {
-                let t = self.resolve(p.ty);
-                let single = match self.tys.kind(t) {
-                    TyKind::Enum(e, _) => self.enums[*e as usize].variants.len() == 1,
-                    _ => false,
-                };
-                single && sub.as_ref().is_none_or(|s| self.irrefutable(s))
-            }
-        }
     }
 }

@@ -12,6 +12,7 @@
 //! items of the enclosing modules (innermost first), then the prelude. A program's own items
 //! therefore shadow the prelude's.
 
+mod exhaust;
 mod expr;
 mod items;
 mod pat;
