@@ -37,6 +37,25 @@ impl Checker<'_> {
         self.missing(rows, vec![t]).map(|mut w| w.remove(0))
     }
 
+    /// Reports a pattern of `if let`/`while let` that matches every value: the test is
+    /// pointless, as in Artic an error.
+    pub(super) fn require_refutable(&mut self, p: &Pat, t: Ty, what: &str) {
+        if matches!(p.kind, PatKind::Error) || self.resolve(t) == TyTable::ERROR {
+            return;
+        }
+        if self.uncovered(&[p], t).is_none() {
+            let d = self
+                .error(p.span, format!("this `{what}` pattern matches every value"))
+                .with_label_message("always matches")
+                .with_note(if what == "if let" {
+                    "bind it with `let` instead"
+                } else {
+                    "write the loop with `while true` and bind the value with `let`"
+                });
+            self.emit(d);
+        }
+    }
+
     /// A witness row (one pattern text per column of `tys`) that no row of `rows` matches.
     fn missing(&mut self, rows: Vec<Row<'_>>, tys: Vec<Ty>) -> Option<Vec<String>> {
         let Some((&t0, rest_tys)) = tys.split_first() else {

@@ -172,6 +172,7 @@ impl<'a> Checker<'a> {
                 let scrut = self.expr(expr, None);
                 self.cx.scopes.push(FxHashMap::default());
                 let p = self.pattern(pat, scrut.ty, false);
+                self.require_refutable(&p, scrut.ty, "if let");
                 let t = match els {
                     None => self.check_expr(then, TyTable::UNIT),
                     Some(_) => self.expr(then, hint),
@@ -215,6 +216,7 @@ impl<'a> Checker<'a> {
                 let scrut = self.expr(expr, None);
                 self.cx.scopes.push(FxHashMap::default());
                 let p = self.pattern(pat, scrut.ty, false);
+                self.require_refutable(&p, scrut.ty, "while let");
                 let b = self.expr(body, Some(TyTable::UNIT));
                 self.cx.scopes.pop();
                 self.cx.loops.pop();

@@ -742,6 +742,7 @@ impl<'a> Checker<'a> {
         for d in 0..self.enums.len() {
             self.enum_info(d as DeclId);
         }
+        self.check_sized();
         for a in 0..self.aliases.len() {
             self.alias_type(a as u32);
         }
@@ -765,6 +766,110 @@ impl<'a> Checker<'a> {
                 self.in_item_cx(module, &decl.type_params, 0, |c| c.check_fn_body(f as FnId));
             }
         }
+    }
+}
+
+/// A struct or an enum, as a node of the containment graph.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+enum Decl {
+    Struct(DeclId),
+    Enum(DeclId),
+}
+
+impl Checker<'_> {
+    /// Reports structs and enums that contain themselves by value (not through a pointer):
+    /// their values would have no finite size.
+    fn check_sized(&mut self) {
+        let decls: Vec<Decl> = (0..self.structs.len() as DeclId)
+            .map(Decl::Struct)
+            .chain((0..self.enums.len() as DeclId).map(Decl::Enum))
+            .collect();
+        // Iterative depth-first search with colours: 1 = on the path, 2 = done.
+        let mut colour: FxHashMap<Decl, u8> = FxHashMap::default();
+        for &root in &decls {
+            if colour.contains_key(&root) {
+                continue;
+            }
+            let mut stack = vec![(root, self.contained(root), 0usize)];
+            colour.insert(root, 1);
+            while let Some((d, succ, i)) = stack.last_mut() {
+                let Some(&next) = succ.get(*i) else {
+                    colour.insert(*d, 2);
+                    stack.pop();
+                    continue;
+                };
+                *i += 1;
+                match colour.get(&next) {
+                    None => {
+                        colour.insert(next, 1);
+                        let s = self.contained(next);
+                        stack.push((next, s, 0));
+                    }
+                    Some(1) => {
+                        let cycle: Vec<Decl> = stack
+                            .iter()
+                            .map(|(d, _, _)| *d)
+                            .skip_while(|d| *d != next)
+                            .collect();
+                        self.report_unsized(&cycle);
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+
+    /// The structs and enums a value of `d` holds by value.
+    fn contained(&self, d: Decl) -> Vec<Decl> {
+        let tys: Vec<Ty> = match d {
+            Decl::Struct(s) => self.structs[s as usize]
+                .fields
+                .iter()
+                .map(|f| f.1)
+                .collect(),
+            Decl::Enum(e) => self.enums[e as usize]
+                .variants
+                .iter()
+                .filter_map(|v| v.1)
+                .collect(),
+        };
+        let mut out = Vec::new();
+        let mut todo = tys;
+        while let Some(t) = todo.pop() {
+            match self.tys.kind(t) {
+                TyKind::Struct(s, _) => out.push(Decl::Struct(*s)),
+                TyKind::Enum(e, _) => out.push(Decl::Enum(*e)),
+                TyKind::Tuple(ts) => todo.extend(ts.iter().copied()),
+                TyKind::Array { elem, .. } => todo.push(*elem),
+                _ => {}
+            }
+        }
+        out
+    }
+
+    fn report_unsized(&mut self, cycle: &[Decl]) {
+        let name_span = |c: &Checker, d: Decl| match d {
+            Decl::Struct(s) => (
+                c.structs[s as usize].name.clone(),
+                c.structs[s as usize].span,
+            ),
+            Decl::Enum(e) => (c.enums[e as usize].name.clone(), c.enums[e as usize].span),
+        };
+        let (name, span) = name_span(self, cycle[0]);
+        let mut d = self
+            .error(
+                span,
+                format!("`{name}` contains itself: its values would have no finite size"),
+            )
+            .with_label_message("recursive without a pointer")
+            .with_note(format!(
+                "hold the recursive part through a pointer, for example `&{name}`"
+            ));
+        for &other in &cycle[1..] {
+            let (n, s) = name_span(self, other);
+            d = d.with_secondary(s, format!("`{n}` is part of the cycle"));
+        }
+        self.emit(d);
     }
 }
 

@@ -111,6 +111,14 @@ impl<'a> Checker<'a> {
                         .error(p.span, "mismatched types")
                         .with_label_message(format!("expected `{a}`, found `{b}`"));
                     self.emit(d);
+                } else if self.tys.is_float(self.resolve(lty)) {
+                    let d = self
+                        .error(
+                            p.span,
+                            "floating-point values cannot be matched by a literal",
+                        )
+                        .with_note("compare with `==` in an `if` instead");
+                    self.emit(d);
                 }
                 PatKind::Lit(lit)
             }
