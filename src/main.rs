@@ -36,6 +36,9 @@ enum Command {
         /// Print the IR of the program to standard output.
         #[arg(long)]
         print_ir: bool,
+        /// Treat warnings as errors (exit with 1 when there is any).
+        #[arg(long)]
+        deny_warnings: bool,
         /// Print the time taken by each stage to standard error.
         #[arg(long)]
         time: bool,
@@ -55,6 +58,9 @@ enum Command {
         /// Maximum number of jumps the interpreter may make.
         #[arg(long, default_value_t = Limits::default().fuel)]
         fuel: u64,
+        /// Treat warnings as errors (do not run when there is any).
+        #[arg(long)]
+        deny_warnings: bool,
         /// Print the time taken by each stage to standard error.
         #[arg(long)]
         time: bool,
@@ -91,14 +97,16 @@ fn main() -> ExitCode {
         Command::Check {
             files,
             print_ir,
+            deny_warnings,
             time,
-        } => check_command(&files, print_ir, time).map(|_| ExitCode::SUCCESS),
+        } => check_command(&files, print_ir, deny_warnings, time).map(|_| ExitCode::SUCCESS),
         Command::Run {
             files,
             args,
             fuel,
+            deny_warnings,
             time,
-        } => run_command(&files, &args, fuel, time),
+        } => run_command(&files, &args, fuel, deny_warnings, time),
         Command::Ir {
             file,
             dot,
@@ -131,7 +139,11 @@ fn read_input(file: &Path) -> Result<String, String> {
 
 /// Reads, checks and lowers a program; prints its diagnostics. Fails (with an empty
 /// message, the diagnostics being printed) if there is an error.
-fn compile_files(files: &[PathBuf], time: bool) -> Result<durin_frontend::driver::Output, String> {
+fn compile_files(
+    files: &[PathBuf],
+    deny_warnings: bool,
+    time: bool,
+) -> Result<durin_frontend::driver::Output, String> {
     let mut sources = Vec::new();
     for f in files {
         sources.push((f.display().to_string(), read_input(f)?));
@@ -151,6 +163,13 @@ fn compile_files(files: &[PathBuf], time: bool) -> Result<durin_frontend::driver
             if n == 1 { "" } else { "s" }
         ));
     }
+    let warnings = out.diagnostics.iter().filter(|d| !d.is_error()).count();
+    if deny_warnings && warnings > 0 {
+        return Err(format!(
+            "error: could not compile the program ({warnings} warning{} denied by --deny-warnings)",
+            if warnings == 1 { "" } else { "s" }
+        ));
+    }
     if let Some(l) = &out.lowered {
         if let Err(errors) = verify::verify(&l.world) {
             let mut msg =
@@ -164,8 +183,13 @@ fn compile_files(files: &[PathBuf], time: bool) -> Result<durin_frontend::driver
     Ok(out)
 }
 
-fn check_command(files: &[PathBuf], print_ir: bool, time: bool) -> Result<(), String> {
-    let out = compile_files(files, time)?;
+fn check_command(
+    files: &[PathBuf],
+    print_ir: bool,
+    deny_warnings: bool,
+    time: bool,
+) -> Result<(), String> {
+    let out = compile_files(files, deny_warnings, time)?;
     if print_ir {
         if let Some(l) = &out.lowered {
             print!("{}", text::print(&l.world));
@@ -178,9 +202,10 @@ fn run_command(
     files: &[PathBuf],
     args: &[String],
     fuel: u64,
+    deny_warnings: bool,
     time: bool,
 ) -> Result<ExitCode, String> {
-    let out = compile_files(files, time)?;
+    let out = compile_files(files, deny_warnings, time)?;
     let (Some(program), Some(lowered)) = (&out.program, &out.lowered) else {
         return Err("error: nothing to run".into());
     };

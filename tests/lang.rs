@@ -96,7 +96,17 @@ fn rejected_programs_give_the_expected_diagnostics() {
 
 #[test]
 fn warnings_do_not_stop_a_program() {
-    snapshots("warn", 0, 2);
+    snapshots("warn", 0, 3);
+}
+
+#[test]
+fn deny_warnings_turns_warnings_into_failure() {
+    for f in files("warn") {
+        let out = durin(&["check", "--deny-warnings"], &f, &[]);
+        assert_eq!(out.status.code(), Some(1), "{}", f.display());
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("denied by --deny-warnings"), "{stderr}");
+    }
 }
 
 fn snapshots(sub: &str, want_exit: i32, at_least: usize) {

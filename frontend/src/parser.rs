@@ -1126,7 +1126,15 @@ impl Parser<'_, '_> {
         lhs
     }
 
+    /// A prefixed operand with its casts: prefix operators bind tighter than `as`, so
+    /// `-1 as u32` is `(-1) as u32`.
     fn unary(&mut self, no_struct: bool) -> Expr {
+        let start = self.span();
+        let e = self.prefixed(no_struct);
+        self.casts(e, start)
+    }
+
+    fn prefixed(&mut self, no_struct: bool) -> Expr {
         let start = self.span();
         let op = match self.peek() {
             T::Not => Some(UnaryOp::Not),
@@ -1145,8 +1153,7 @@ impl Parser<'_, '_> {
             _ => None,
         };
         let Some(op) = op else {
-            let e = self.postfix(no_struct);
-            return self.casts(e, start);
+            return self.postfix(no_struct);
         };
         let double_and = self.bump().kind == T::AndAnd;
         if op == UnaryOp::AddrOfMut {
@@ -1158,7 +1165,7 @@ impl Parser<'_, '_> {
                 span: start,
             };
         }
-        let inner = self.unary(no_struct);
+        let inner = self.prefixed(no_struct);
         self.leave();
         let mut e = Expr {
             kind: ExprKind::Unary(op, Box::new(inner)),
@@ -1555,6 +1562,8 @@ mod tests {
         check_expr("a = b += c", "(= a (+= b c))");
         check_expr("-a * !b", "(* (Neg a) (Not b))");
         check_expr("x as i64 + 1", "(+ (as x i64) 1)");
+        check_expr("-1 as u32", "(as (Neg 1) u32)");
+        check_expr("*p as i64 * 2", "(* (as (Deref p) i64) 2)");
     }
 
     #[test]

@@ -1084,6 +1084,12 @@ impl<'a> Checker<'a> {
         let from = self.resolve(h.ty);
         let prim = |c: &Self, t: Ty| c.tys.as_prim(t).is_some();
         let is_ptr = |c: &Self, t: Ty| matches!(c.tys.kind(t), TyKind::Ptr { .. });
+        if from == to && !self.tys.has_vars(to) {
+            let s = self.ty_str(to);
+            let d = Diagnostic::warning(span, "useless cast")
+                .with_label_message(format!("this is already of type `{s}`"));
+            self.emit(d);
+        }
         if from == to || from == TyTable::ERROR || to == TyTable::ERROR {
             return Expr { ty: to, ..h };
         }
@@ -1453,8 +1459,21 @@ impl<'a> Checker<'a> {
         let mut out = Vec::new();
         let mut value = None;
         let mut diverges = false;
+        let mut warned_unreachable = false;
         for (i, s) in stmts.iter().enumerate() {
             let last = i + 1 == stmts.len();
+            let stmt_span = match s {
+                ast::Stmt::Let { span, .. } => Some(*span),
+                ast::Stmt::Expr { expr, .. } => Some(expr.span),
+                ast::Stmt::Item(_) => None,
+            };
+            if let (true, false, Some(at)) = (diverges, warned_unreachable, stmt_span) {
+                warned_unreachable = true;
+                let d = Diagnostic::warning(at, "unreachable code")
+                    .with_label_message("never runs")
+                    .with_note("the statement before it never finishes (it jumps or stops)");
+                self.emit(d);
+            }
             match s {
                 ast::Stmt::Let { pat, init, span } => {
                     let declared = match &pat.kind {

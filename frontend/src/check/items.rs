@@ -586,6 +586,12 @@ impl<'a> Checker<'a> {
                 .with_note("a function without a body must be imported: `#[import(cc = \"C\")]`");
             self.emit(d);
         }
+        if let (None, Some(flt)) = (&decl.body, &decl.filter) {
+            let d = Diagnostic::warning(flt.span, "this filter has no effect")
+                .with_label_message("a function without a body is never specialized")
+                .with_note("remove the filter");
+            self.emit(d);
+        }
         linkage
     }
 
