@@ -615,6 +615,29 @@ impl<'p> Lowerer<'p> {
         }
     }
 
+    /// The value of an enum's payloads that its variant does not use: zero numbers, so that
+    /// tests of another variant's patterns, computed before the tag decides, are defined.
+    /// Leaves that patterns never compare (pointers, functions) stay undefined.
+    fn filler(&mut self, t: Type) -> Def {
+        match self.w.kind(t).clone() {
+            TypeKind::Bool | TypeKind::Int { .. } | TypeKind::Float { .. } => self.w.lit(t, 0),
+            TypeKind::Tuple(ts) => {
+                let parts: Vec<Def> = ts.iter().map(|&c| self.filler(c)).collect();
+                self.w.tuple(&parts)
+            }
+            TypeKind::Struct(_) => {
+                let comps = self.w.types().components(t).unwrap_or_default();
+                let parts: Vec<Def> = comps.iter().map(|&c| self.filler(c)).collect();
+                self.w.struct_value(t, &parts)
+            }
+            TypeKind::Array { elem, len: Some(n) } => {
+                let e = self.filler(elem);
+                self.w.array(elem, &vec![e; n as usize])
+            }
+            _ => self.w.bottom(t),
+        }
+    }
+
     fn all(&mut self, conds: Vec<Def>) -> Option<Def> {
         conds
             .into_iter()
@@ -780,7 +803,7 @@ impl<'p> Lowerer<'p> {
             K::Variant(i, payload) => {
                 let t = self.ir_ty(e.ty);
                 let comps = self.w.types().components(t).unwrap_or_default();
-                let mut parts: Vec<Def> = comps.iter().map(|&c| self.w.bottom(c)).collect();
+                let mut parts: Vec<Def> = comps.iter().map(|&c| self.filler(c)).collect();
                 parts[0] = self.w.lit(comps[0], *i as u64);
                 if let Some(x) = payload {
                     let v = self.emit(x);

@@ -525,9 +525,14 @@ impl<'a> Checker<'a> {
                 let info = self.enum_info(e);
                 if info.variants[i as usize].1.is_some() {
                     let name = info.variants[i as usize].0.clone();
+                    let how = if self.record_variant(e, i).is_some() {
+                        format!("{name} {{ field = value, ... }}")
+                    } else {
+                        format!("{name}(...)")
+                    };
                     self.err(
                         span,
-                        format!("variant `{name}` carries a value: write `{name}(...)`"),
+                        format!("variant `{name}` carries a value: write `{how}`"),
                     );
                     return err_expr(span);
                 }
@@ -624,6 +629,14 @@ impl<'a> Checker<'a> {
             if let Some(Local::Item(r)) = self.peek_path(p) {
                 match r {
                     ItemRef::Variant(e, i) => {
+                        if self.record_variant(e, i).is_some() {
+                            let name = self.enum_info(e).variants[i as usize].0.clone();
+                            self.err(
+                                span,
+                                format!("variant `{name}` has named fields; build it with `{name} {{ field = value, ... }}`"),
+                            );
+                            return err_expr(span);
+                        }
                         let ety = self.constructor_type(ItemRef::Enum(e), p, hint, span);
                         let info = self.enum_info(e).clone();
                         let TyKind::Enum(_, targs) = self.tys.kind(ety).clone() else {
@@ -1186,13 +1199,32 @@ impl<'a> Checker<'a> {
         let Some(r) = self.resolve_path_item(p) else {
             return err_expr(span);
         };
-        let ItemRef::Struct(d) = r else {
-            let d = self.error(p.span, "expected a struct").with_note(match r {
-                ItemRef::Variant(..) => "enum variants with named fields are not supported yet",
-                _ => "only structs are built with `Name { field = value }`",
-            });
-            self.emit(d);
-            return err_expr(span);
+        let d = match r {
+            ItemRef::Struct(d) => d,
+            ItemRef::Variant(e, i) => match self.record_variant(e, i) {
+                Some(sd) => {
+                    let ety = self.constructor_type(ItemRef::Enum(e), p, hint, p.span);
+                    let TyKind::Enum(_, targs) = self.tys.kind(ety).clone() else {
+                        return err_expr(span);
+                    };
+                    let pty = self.tys.intern(TyKind::Struct(sd, targs.clone()));
+                    let values = self.record_values(sd, &targs, fields, span);
+                    let payload = Expr::new(K::Struct(values), pty, span);
+                    return Expr::new(K::Variant(i, Some(Box::new(payload))), ety, span);
+                }
+                None => {
+                    let name = self.enum_info(e).variants[i as usize].0.clone();
+                    self.err(p.span, format!("variant `{name}` has no named fields"));
+                    return err_expr(span);
+                }
+            },
+            _ => {
+                let d = self.error(p.span, "expected a struct").with_note(
+                    "only structs and record variants are built with `Name { field = value }`",
+                );
+                self.emit(d);
+                return err_expr(span);
+            }
         };
         let info = self.struct_info(d);
         if info.shape != ast::StructShape::Record {
@@ -1212,12 +1244,35 @@ impl<'a> Checker<'a> {
         let TyKind::Struct(_, targs) = self.tys.kind(sty).clone() else {
             return err_expr(span);
         };
+        let out = self.record_values(d, &targs, fields, span);
+        Expr::new(K::Struct(out), sty, span)
+    }
+
+    /// The struct a record variant's fields form, when variant `i` of `e` is one.
+    pub(super) fn record_variant(&mut self, e: DeclId, i: u32) -> Option<DeclId> {
+        let t = self.enum_info(e).variants[i as usize].1?;
+        match *self.tys.kind(t) {
+            TyKind::Struct(sd, _) if self.structs[sd as usize].variant_of == Some((e, i)) => {
+                Some(sd)
+            }
+            _ => None,
+        }
+    }
+
+    /// The field values of `d { name = value, ... }` (defaults where left out), in order.
+    fn record_values(
+        &mut self,
+        d: DeclId,
+        targs: &[Ty],
+        fields: &'a [(ast::Ident, ast::Expr)],
+        span: Span,
+    ) -> Vec<Expr> {
         let info = self.struct_info(d).clone();
         let mut values: Vec<Option<Expr>> = vec![None; info.fields.len()];
         for (name, x) in fields {
             match info.fields.iter().position(|(n, _)| n == &name.name) {
                 Some(i) => {
-                    let ft = self.tys.subst(info.fields[i].1, &targs);
+                    let ft = self.tys.subst(info.fields[i].1, targs);
                     let h = self.check_expr(x, ft);
                     if values[i].is_some() {
                         self.err(name.span, format!("field `{}` is given twice", name.name));
@@ -1252,7 +1307,7 @@ impl<'a> Checker<'a> {
                 ),
             );
         }
-        Expr::new(K::Struct(out), sty, span)
+        out
     }
 
     fn struct_update(

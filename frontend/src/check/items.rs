@@ -107,6 +107,7 @@ impl<'a> Checker<'a> {
                     fields: Vec::new(),
                     defaults: Vec::new(),
                     shape: *shape,
+                    variant_of: None,
                     span: name.span,
                 });
                 self.struct_src.push((item, m, false));
@@ -358,34 +359,41 @@ impl<'a> Checker<'a> {
                 ..
             } = &item.kind
             {
-                let (fs, defaults) = self.in_item_cx(module, type_params, 0, |c| {
-                    let mut fs = Vec::new();
-                    let mut defaults = Vec::new();
-                    for (i, f) in fields.iter().enumerate() {
-                        let ty = c.resolve_type(&f.ty);
-                        let name: Box<str> = match &f.name {
-                            Some(n) => n.name.clone(),
-                            None => i.to_string().into(),
-                        };
-                        if let Some(n) = &f.name {
-                            if fs.iter().any(|(m, _)| m == &name) {
-                                c.err(
-                                    n.span,
-                                    format!("field `{}` is declared more than once", n.name),
-                                );
-                            }
-                        }
-                        let default = f.init.as_ref().map(|e| c.check_expr(e, ty));
-                        fs.push((name, ty));
-                        defaults.push(default);
-                    }
-                    (fs, defaults)
-                });
+                let (fs, defaults) =
+                    self.in_item_cx(module, type_params, 0, |c| c.field_types(fields));
                 self.structs[d as usize].fields = fs;
                 self.structs[d as usize].defaults = defaults;
             }
         }
         &self.structs[d as usize]
+    }
+
+    /// The names (the index as text for unnamed ones), types and default values of fields.
+    fn field_types(
+        &mut self,
+        fields: &'a [ast::Field],
+    ) -> (Vec<(Box<str>, Ty)>, Vec<Option<hir::Expr>>) {
+        let mut fs: Vec<(Box<str>, Ty)> = Vec::new();
+        let mut defaults = Vec::new();
+        for (i, f) in fields.iter().enumerate() {
+            let ty = self.resolve_type(&f.ty);
+            let name: Box<str> = match &f.name {
+                Some(n) => n.name.clone(),
+                None => i.to_string().into(),
+            };
+            if let Some(n) = &f.name {
+                if fs.iter().any(|(m, _)| m == &name) {
+                    self.err(
+                        n.span,
+                        format!("field `{}` is declared more than once", n.name),
+                    );
+                }
+            }
+            let default = f.init.as_ref().map(|e| self.check_expr(e, ty));
+            fs.push((name, ty));
+            defaults.push(default);
+        }
+        (fs, defaults)
     }
 
     /// Fills in the payloads of an enum (once).
@@ -403,20 +411,38 @@ impl<'a> Checker<'a> {
                     variants
                         .iter()
                         .map(|v| match &v.payload {
-                            ast::VariantPayload::None => None,
-                            ast::VariantPayload::Tuple(t) => Some(c.resolve_type(t)),
-                            ast::VariantPayload::Record(_) => {
-                                c.err(
-                                    v.span,
-                                    "enum variants with named fields are not supported yet",
-                                );
-                                Some(TyTable::ERROR)
-                            }
+                            ast::VariantPayload::None => Payload::None,
+                            ast::VariantPayload::Tuple(t) => Payload::Tuple(c.resolve_type(t)),
+                            ast::VariantPayload::Record(fs) => Payload::Record(c.field_types(fs)),
                         })
                         .collect::<Vec<_>>()
                 });
+                let params: Vec<Ty> = (0..type_params.len() as u32)
+                    .map(|i| self.tys.intern(TyKind::Param(i)))
+                    .collect();
                 for (i, p) in payloads.into_iter().enumerate() {
-                    self.enums[d as usize].variants[i].1 = p;
+                    let t = match p {
+                        Payload::None => None,
+                        Payload::Tuple(t) => Some(t),
+                        // The fields of a record variant form a struct of their own.
+                        Payload::Record((fields, defaults)) => {
+                            let info = &self.enums[d as usize];
+                            let s = StructInfo {
+                                name: format!("{}::{}", info.name, info.variants[i].0).into(),
+                                type_params: info.type_params.clone(),
+                                defaults,
+                                fields,
+                                shape: ast::StructShape::Record,
+                                variant_of: Some((d, i as u32)),
+                                span: variants[i].span,
+                            };
+                            self.structs.push(s);
+                            self.struct_src.push((item, module, true));
+                            let sd = (self.structs.len() - 1) as DeclId;
+                            Some(self.tys.intern(TyKind::Struct(sd, params.clone())))
+                        }
+                    };
+                    self.enums[d as usize].variants[i].1 = t;
                 }
             }
         }
@@ -773,6 +799,13 @@ impl<'a> Checker<'a> {
             }
         }
     }
+}
+
+/// What a variant carries, resolved.
+enum Payload {
+    None,
+    Tuple(Ty),
+    Record((Vec<(Box<str>, Ty)>, Vec<Option<hir::Expr>>)),
 }
 
 /// A struct or an enum, as a node of the containment graph.

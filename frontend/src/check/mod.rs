@@ -37,6 +37,8 @@ pub struct StructInfo {
     pub defaults: Vec<Option<hir::Expr>>,
     /// Record, tuple-like or unit.
     pub shape: ast::StructShape,
+    /// For the fields of a record variant `E::C { x: T }`: the enum and the variant.
+    pub variant_of: Option<(DeclId, u32)>,
     /// Where.
     pub span: Span,
 }

@@ -178,40 +178,37 @@ impl<'a> Checker<'a> {
             }
             PatternKind::Struct { path, fields, etc } => {
                 let r = self.resolve_path_item(path)?;
-                let ItemRef::Struct(d) = r else {
-                    self.err(path.span, "expected a struct");
-                    return None;
-                };
-                let sty = self.type_of_item(r, Vec::new(), path.span, true);
-                if !self.pattern_type_is(sty, ty, path.span) {
-                    return None;
-                }
-                let TyKind::Struct(_, args) = self.tys.kind(sty).clone() else {
-                    return None;
-                };
-                let info = self.struct_info(d).clone();
-                let mut out = Vec::new();
-                for (name, q) in fields {
-                    match info.fields.iter().position(|(n, _)| n == &name.name) {
-                        Some(i) => {
-                            let ft = self.tys.subst(info.fields[i].1, &args);
-                            out.push((i as u32, self.pattern(q, ft, irrefutable)));
+                match r {
+                    ItemRef::Struct(d) => {
+                        let sty = self.type_of_item(r, Vec::new(), path.span, true);
+                        if !self.pattern_type_is(sty, ty, path.span) {
+                            return None;
                         }
-                        None => {
-                            self.unknown_field(name, &info);
-                        }
+                        let TyKind::Struct(_, args) = self.tys.kind(sty).clone() else {
+                            return None;
+                        };
+                        self.field_patterns(p, d, &args, fields, *etc, irrefutable)
+                    }
+                    ItemRef::Variant(e, i) => {
+                        let Some(sd) = self.record_variant(e, i) else {
+                            let name = self.enum_info(e).variants[i as usize].0.clone();
+                            self.err(path.span, format!("variant `{name}` has no named fields"));
+                            return None;
+                        };
+                        let args = self.variant_pattern_args(p, e, ty, irrefutable)?;
+                        let kind = self.field_patterns(p, sd, &args, fields, *etc, irrefutable);
+                        let sub = Pat {
+                            kind,
+                            ty: self.tys.intern(TyKind::Struct(sd, args)),
+                            span: p.span,
+                        };
+                        PatKind::Variant(i, Some(Box::new(sub)))
+                    }
+                    _ => {
+                        self.err(path.span, "expected a struct or a record variant");
+                        return None;
                     }
                 }
-                if !etc && out.len() < info.fields.len() {
-                    self.err(
-                        p.span,
-                        format!(
-                            "pattern does not mention all fields of `{}`; add `...`",
-                            info.name
-                        ),
-                    );
-                }
-                PatKind::Struct(out)
             }
             PatternKind::Enum { path, arg } => {
                 let r = self.resolve_path_item(path)?;
@@ -264,6 +261,62 @@ impl<'a> Checker<'a> {
         })
     }
 
+    /// The fields of a struct pattern `S { x = p, ... }` against struct `d` instantiated
+    /// with `args`.
+    fn field_patterns(
+        &mut self,
+        p: &ast::Pattern,
+        d: DeclId,
+        args: &[Ty],
+        fields: &[(ast::Ident, ast::Pattern)],
+        etc: bool,
+        irrefutable: bool,
+    ) -> PatKind {
+        let info = self.struct_info(d).clone();
+        let mut out = Vec::new();
+        for (name, q) in fields {
+            match info.fields.iter().position(|(n, _)| n == &name.name) {
+                Some(i) => {
+                    let ft = self.tys.subst(info.fields[i].1, args);
+                    out.push((i as u32, self.pattern(q, ft, irrefutable)));
+                }
+                None => self.unknown_field(name, &info),
+            }
+        }
+        if !etc && out.len() < info.fields.len() {
+            self.err(
+                p.span,
+                format!(
+                    "pattern does not mention all fields of `{}`; add `...`",
+                    info.name
+                ),
+            );
+        }
+        PatKind::Struct(out)
+    }
+
+    /// Checks that a pattern of a variant of `e` may match a value of type `ty`; the type
+    /// arguments of the enum.
+    fn variant_pattern_args(
+        &mut self,
+        p: &ast::Pattern,
+        e: DeclId,
+        ty: Ty,
+        irrefutable: bool,
+    ) -> Option<Vec<Ty>> {
+        let ety = self.type_of_item(ItemRef::Enum(e), Vec::new(), p.span, true);
+        if !self.pattern_type_is(ety, ty, p.span) {
+            return None;
+        }
+        if irrefutable && self.enum_info(e).variants.len() > 1 {
+            self.err(p.span, "refutable pattern: other variants would not match");
+        }
+        match self.tys.kind(ety) {
+            TyKind::Enum(_, args) => Some(args.clone()),
+            _ => None,
+        }
+    }
+
     fn variant_pattern(
         &mut self,
         p: &ast::Pattern,
@@ -273,17 +326,16 @@ impl<'a> Checker<'a> {
         ty: Ty,
         irrefutable: bool,
     ) -> Option<PatKind> {
-        let ety = self.type_of_item(ItemRef::Enum(e), Vec::new(), p.span, true);
-        if !self.pattern_type_is(ety, ty, p.span) {
-            return None;
-        }
+        let args = self.variant_pattern_args(p, e, ty, irrefutable)?;
         let info = self.enum_info(e).clone();
-        if irrefutable && info.variants.len() > 1 {
-            self.err(p.span, "refutable pattern: other variants would not match");
-        }
-        let TyKind::Enum(_, args) = self.tys.kind(ety).clone() else {
+        if arg.is_some() && self.record_variant(e, i).is_some() {
+            let name = &info.variants[i as usize].0;
+            self.err(
+                p.span,
+                format!("variant `{name}` has named fields; match it with `{name} {{ ... }}`"),
+            );
             return None;
-        };
+        }
         let payload = info.variants[i as usize]
             .1
             .map(|t| self.tys.subst(t, &args));
