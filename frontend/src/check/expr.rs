@@ -29,7 +29,37 @@ fn is_literal(e: &ast::Expr) -> bool {
     }
 }
 
+/// When `e` is a number literal, possibly in a block (`{ 1 }`), whose type is whatever the
+/// context wants: whether it is a float literal.
+fn literal_valued(e: &ast::Expr) -> Option<bool> {
+    match &e.kind {
+        A::Block(stmts) => match stmts.as_slice() {
+            [ast::Stmt::Expr { expr, semi: false }] => literal_valued(expr),
+            _ => None,
+        },
+        A::Lit(Literal::Int(_)) => Some(false),
+        A::Lit(Literal::Float(_)) => Some(true),
+        A::Unary(UnaryOp::Neg | UnaryOp::Plus, x) => literal_valued(x),
+        _ => None,
+    }
+}
+
+/// How firmly `e` decides its own type: 0 for an integer literal (any number type),
+/// 1 for a float literal (any float type), 2 otherwise.
+fn literal_rank(e: &ast::Expr) -> u8 {
+    match literal_valued(e) {
+        Some(false) => 0,
+        Some(true) => 1,
+        None => 2,
+    }
+}
+
 impl<'a> Checker<'a> {
+    /// Whether `hint` says something: it is given and not an unbound inference variable.
+    fn known(&self, hint: Option<Ty>) -> bool {
+        hint.is_some_and(|h| !matches!(self.tys.kind(self.resolve(h)), TyKind::Var(_)))
+    }
+
     /// Checks `e` against the type `ty`.
     pub(super) fn check_expr(&mut self, e: &'a ast::Expr, ty: Ty) -> Expr {
         let h = self.expr(e, Some(ty));
@@ -148,6 +178,17 @@ impl<'a> Checker<'a> {
                     None => {
                         let t = self.check_expr(then, TyTable::UNIT);
                         Expr::new(K::If(Box::new(c), Box::new(t), None), TyTable::UNIT, span)
+                    }
+                    // As in Artic, a literal branch takes the type of the other one:
+                    // `if c { 1 } else { x }` with `x: u64` is a `u64`, and
+                    // `if c { 1 } else { 1.0 }` an `f64`.
+                    Some(f) if !self.known(hint) && literal_rank(then) < literal_rank(f) => {
+                        let f = self.expr(f, None);
+                        let th = Some(f.ty).filter(|&t| self.resolve(t) != TyTable::NORET);
+                        let t = self.expr(then, th);
+                        let ty = self.join(hint, &[t.ty, f.ty]);
+                        let (t, f) = (self.coerce(t, ty), self.coerce(f, ty));
+                        Expr::new(K::If(Box::new(c), Box::new(t), Some(Box::new(f))), ty, span)
                     }
                     Some(f) => {
                         let t = self.expr(then, hint);
