@@ -346,6 +346,8 @@ impl<'p> Lowerer<'p> {
         if let Err(e) = self.w.try_set_body(bb, callee, &all) {
             self.internal(span, e);
         }
+        // The block's location is that of the jump that ends it: the call site of a call.
+        self.w.set_loc(bb, span.to_loc());
         self.mem = None;
     }
 

@@ -18,6 +18,24 @@ pub struct Span {
 }
 
 impl Span {
+    /// The IR's form of this span (file number and byte range).
+    pub fn to_loc(self) -> durin_ir::Loc {
+        durin_ir::Loc {
+            file: self.file.0,
+            start: self.start,
+            end: self.end,
+        }
+    }
+
+    /// The span an IR location stands for.
+    pub fn from_loc(loc: durin_ir::Loc) -> Span {
+        Span {
+            file: FileId(loc.file),
+            start: loc.start,
+            end: loc.end,
+        }
+    }
+
     /// An empty span at the start of the first file, for what the compiler makes up.
     pub const NONE: Span = Span {
         file: FileId(0),

@@ -28,4 +28,4 @@ pub mod world;
 
 pub use def::{ArithOp, CmpOp, Def, Node};
 pub use types::{AddrSpace, Type, TypeKind};
-pub use world::World;
+pub use world::{Loc, World};

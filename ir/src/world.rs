@@ -52,7 +52,20 @@ pub struct World {
     nominals: IndexSet<Def, FxBuildHasher>,
     externals: IndexSet<Def, FxBuildHasher>,
     names: FxHashMap<Def, Box<str>>,
+    locs: FxHashMap<Def, Loc>,
     no_normalize: bool,
+}
+
+/// A source location attached to a def, for diagnostics after passes. The IR does not
+/// interpret it: a front end stores a file number and a byte range, and maps them back.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub struct Loc {
+    /// The front end's file number.
+    pub file: u32,
+    /// First byte.
+    pub start: u32,
+    /// One past the last byte.
+    pub end: u32,
 }
 
 fn hash_key(node: Node, ty: Type, ops: &[Def]) -> u32 {
@@ -257,6 +270,26 @@ impl World {
     /// Every continuation, in creation order.
     pub fn continuations(&self) -> impl Iterator<Item = Def> + '_ {
         self.nominals().filter(|&d| self.node(d) == Node::Cont)
+    }
+
+    /// An empty world with the types of `other` (same [`Type`] keys), for passes that build
+    /// a program anew from an old one.
+    pub fn with_types_of(other: &World) -> World {
+        World {
+            types: other.types.clone(),
+            no_normalize: other.no_normalize,
+            ..World::default()
+        }
+    }
+
+    /// The source location of `d`, if the front end gave one.
+    pub fn loc(&self, d: Def) -> Option<Loc> {
+        self.locs.get(&d).copied()
+    }
+
+    /// Attaches a source location to `d` (not part of its identity).
+    pub fn set_loc(&mut self, d: Def, loc: Loc) {
+        self.locs.insert(d, loc);
     }
 
     /// The debug name of `d`, if it has one.

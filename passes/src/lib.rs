@@ -1,6 +1,285 @@
-//! durin's IR passes (not implemented yet).
+//! durin's IR passes, as transformations of a `durin-ir` world, and the pass manager that
+//! runs them.
 //!
-//! It will own the pass manager, the partial evaluator, cleanup, mem2reg, closure
-//! elimination, kernel outlining, read-only tracing, footprint analysis, shared-memory
-//! staging and boundary specialization, all as transformations of a `durin-ir` world. It
-//! will emit no target code.
+//! A pipeline is data: a list of named passes ([`Pipeline::parse`] reads
+//! `"pe,cleanup,dce"`), and the optimization levels `-O0`..`-O3` are pipelines
+//! ([`Pipeline::for_level`]). [`Pipeline::run`] can verify the world after every pass, print it
+//! after a pass, and time each pass. Passes keep the source locations that the front end
+//! attached to continuations, so that errors found late (such as running out of
+//! partial-evaluation fuel) point at source.
+//!
+//! It emits no target code.
+
+#![deny(missing_docs)]
+
+pub mod cleanup;
+pub mod compact;
+pub mod pe;
+pub mod rewrite;
+
+use durin_ir::{Loc, World};
+use std::fmt;
+use std::time::{Duration, Instant};
+
+/// An error a pass reports: a message, where, and notes (each perhaps with a place).
+#[derive(Clone, Debug, PartialEq)]
+pub struct PassError {
+    /// What went wrong.
+    pub message: String,
+    /// Where, when known.
+    pub loc: Option<Loc>,
+    /// More to say, each with its own place when there is one.
+    pub notes: Vec<(String, Option<Loc>)>,
+}
+
+impl PassError {
+    /// An error with `message` at `loc`.
+    pub fn new(message: impl Into<String>, loc: Option<Loc>) -> PassError {
+        PassError {
+            message: message.into(),
+            loc,
+            notes: Vec::new(),
+        }
+    }
+
+    /// Adds a note.
+    pub fn with_note(mut self, note: impl Into<String>, loc: Option<Loc>) -> PassError {
+        self.notes.push((note.into(), loc));
+        self
+    }
+}
+
+impl fmt::Display for PassError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)?;
+        for (n, _) in &self.notes {
+            write!(f, "\n  note: {n}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Settings passes read.
+#[derive(Clone, Copy, Debug)]
+pub struct Config {
+    /// Partial-evaluation fuel: specializations and inlinings allowed per run of `pe`.
+    pub fuel: u64,
+}
+
+impl Default for Config {
+    fn default() -> Config {
+        Config {
+            fuel: pe::Options::default().fuel,
+        }
+    }
+}
+
+/// A transformation of a world.
+pub trait Pass {
+    /// The name pipelines use.
+    fn name(&self) -> &'static str;
+    /// Transforms `w`.
+    fn run(&self, w: &mut World, config: &Config) -> Result<(), PassError>;
+}
+
+/// Every pass, by name, with what it does (for `--help` and errors).
+pub const PASSES: &[(&str, &str)] = &[
+    (
+        "pe",
+        "partial evaluation: specialize calls whose filter holds, inline continuations used once, and specialize local continuations on the continuations they are passed",
+    ),
+    ("inline", "inline continuations used once (no specialization)"),
+    (
+        "cleanup",
+        "remove `run`/`hlt`/`known` markers, eta-reduce forwarding continuations, drop unused parameters and parameters always given the same constant",
+    ),
+    ("dce", "keep only what the external continuations reach"),
+];
+
+struct Named(&'static str);
+
+impl Pass for Named {
+    fn name(&self) -> &'static str {
+        self.0
+    }
+
+    fn run(&self, w: &mut World, config: &Config) -> Result<(), PassError> {
+        match self.0 {
+            "pe" => pe::run(
+                w,
+                pe::Options {
+                    fuel: config.fuel,
+                    ..pe::Options::default()
+                },
+            )
+            .map(|_| ()),
+            "inline" => pe::run(
+                w,
+                pe::Options {
+                    specialize: false,
+                    cff: false,
+                    fuel: config.fuel,
+                    ..pe::Options::default()
+                },
+            )
+            .map(|_| ()),
+            "cleanup" => {
+                cleanup::run(w);
+                Ok(())
+            }
+            "dce" => {
+                *w = compact::compact(w);
+                Ok(())
+            }
+            other => Err(PassError::new(format!("unknown pass `{other}`"), None)),
+        }
+    }
+}
+
+/// A named list of passes.
+pub struct Pipeline {
+    passes: Vec<Box<dyn Pass>>,
+}
+
+/// Which passes to print the world after.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PrintAfter {
+    /// After none.
+    None,
+    /// After every pass.
+    All,
+    /// After the passes of this name.
+    Pass(String),
+}
+
+/// How to run a pipeline.
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    /// Verify the world after every pass (and before the first); a failure is an error
+    /// naming the pass.
+    pub verify_each: bool,
+    /// Print the world (text form) after these passes, to the `print` sink.
+    pub print_after: PrintAfter,
+    /// Settings for the passes.
+    pub config: Config,
+}
+
+impl Default for RunOptions {
+    fn default() -> RunOptions {
+        RunOptions {
+            verify_each: false,
+            print_after: PrintAfter::None,
+            config: Config::default(),
+        }
+    }
+}
+
+/// The time one pass took and the size of the world after it.
+#[derive(Clone, Debug)]
+pub struct PassTime {
+    /// The pass.
+    pub name: &'static str,
+    /// Wall time.
+    pub time: Duration,
+    /// Defs in the world after the pass.
+    pub defs: usize,
+}
+
+impl Pipeline {
+    /// The pipeline of optimization level `level` (0 to 3).
+    pub fn for_level(level: u8) -> Pipeline {
+        let names: &[&str] = match level {
+            0 => &["cleanup", "dce"],
+            1 => &["inline", "cleanup", "dce"],
+            _ => &["pe", "cleanup", "pe", "cleanup", "dce"],
+        };
+        Pipeline::from_names(names)
+    }
+
+    /// A pipeline from comma-separated pass names, such as `"pe,cleanup,dce"`.
+    pub fn parse(text: &str) -> Result<Pipeline, String> {
+        let names: Vec<&str> = text
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .collect();
+        let mut known = Vec::new();
+        for n in names {
+            match PASSES.iter().find(|(p, _)| *p == n) {
+                Some((p, _)) => known.push(*p),
+                None => {
+                    let all: Vec<&str> = PASSES.iter().map(|(p, _)| *p).collect();
+                    return Err(format!("unknown pass `{n}` (passes: {})", all.join(", ")));
+                }
+            }
+        }
+        Ok(Pipeline::from_names(&known))
+    }
+
+    fn from_names(names: &[&'static str]) -> Pipeline {
+        Pipeline {
+            passes: names
+                .iter()
+                .map(|&n| Box::new(Named(n)) as Box<dyn Pass>)
+                .collect(),
+        }
+    }
+
+    /// Adds a pass at the end.
+    pub fn push(&mut self, pass: Box<dyn Pass>) {
+        self.passes.push(pass);
+    }
+
+    /// The names of the passes, in order.
+    pub fn names(&self) -> Vec<&'static str> {
+        self.passes.iter().map(|p| p.name()).collect()
+    }
+
+    /// Runs the passes on `w` in order. `print` receives `(pass, text)` for each print that
+    /// [`RunOptions::print_after`] asks for. Returns the time of each pass.
+    pub fn run(
+        &self,
+        w: &mut World,
+        opts: &RunOptions,
+        mut print: impl FnMut(&str, &str),
+    ) -> Result<Vec<PassTime>, PassError> {
+        if opts.verify_each {
+            verify(w, "the input")?;
+        }
+        let mut times = Vec::new();
+        for p in &self.passes {
+            let t = Instant::now();
+            p.run(w, &opts.config)?;
+            times.push(PassTime {
+                name: p.name(),
+                time: t.elapsed(),
+                defs: w.num_defs(),
+            });
+            if opts.verify_each {
+                verify(w, &format!("pass `{}`", p.name()))?;
+            }
+            let wanted = match &opts.print_after {
+                PrintAfter::None => false,
+                PrintAfter::All => true,
+                PrintAfter::Pass(n) => n == p.name(),
+            };
+            if wanted {
+                print(p.name(), &durin_ir::text::print(w));
+            }
+        }
+        Ok(times)
+    }
+}
+
+fn verify(w: &World, after: &str) -> Result<(), PassError> {
+    durin_ir::verify::verify(w).map_err(|errors| {
+        let mut e = PassError::new(
+            format!("internal compiler error: the IR does not verify after {after}"),
+            None,
+        );
+        for x in errors.iter().take(10) {
+            e = e.with_note(x.to_string(), None);
+        }
+        e
+    })
+}

@@ -1,0 +1,218 @@
+//! Cleanup after partial evaluation, in place:
+//!
+//! - the partial-evaluation markers go: `run(x)` and `hlt(x)` become `x`, and `known(x)`
+//!   that did not fold to `true` becomes `false` (nothing more will be known);
+//! - eta reduction: a continuation whose body only forwards its parameters, in order, to
+//!   another (`k(m, x) = g(m, x)`) is replaced by that one everywhere;
+//! - parameter elimination: a continuation that is only ever jumped to (never passed as a
+//!   value) loses the parameters its scope does not use and those every jump passes the
+//!   same constant for.
+//!
+//! Unreachable code is left for [`crate::compact`] (the `dce` pass).
+
+use crate::pe::reachable;
+use crate::rewrite::{scope_of, specialize, DefSet, Rewriter};
+use durin_ir::{Def, Node, World};
+use rustc_hash::FxHashMap;
+
+/// Runs the cleanups once.
+pub fn run(w: &mut World) {
+    lower_markers(w);
+    eta(w);
+    drop_params(w);
+}
+
+/// Applies `rw` to the filters and bodies of all continuations in `conts`.
+fn apply(w: &mut World, rw: &mut Rewriter, conts: &DefSet) {
+    for &k in conts {
+        rw.rewrite_cont_into(w, k, k);
+    }
+}
+
+/// Removes `run`, `hlt` and unfolded `known` markers.
+pub fn lower_markers(w: &mut World) {
+    let (conts, uses) = reachable(w);
+    let mut rw = Rewriter::new();
+    let mut any = false;
+    for &d in uses.keys() {
+        match w.node(d) {
+            Node::Run | Node::Hlt => {
+                let x = w.ops(d)[0];
+                rw.map(d, x);
+                any = true;
+            }
+            Node::Known => {
+                let f = w.lit_bool(false);
+                rw.map(d, f);
+                any = true;
+            }
+            _ => {}
+        }
+    }
+    // Markers inside markers: resolve the chains before rewriting.
+    if any {
+        let keys: Vec<Def> = uses.keys().copied().collect();
+        for d in keys {
+            if matches!(w.node(d), Node::Run | Node::Hlt) {
+                let mut x = w.ops(d)[0];
+                while matches!(w.node(x), Node::Run | Node::Hlt) {
+                    x = w.ops(x)[0];
+                }
+                let x = rw.rewrite(w, x);
+                rw.map(d, x);
+            }
+        }
+        apply(w, &mut rw, &conts);
+    }
+}
+
+/// Replaces continuations that only forward their parameters by their target.
+pub fn eta(w: &mut World) {
+    let (conts, _) = reachable(w);
+    let mut target: FxHashMap<Def, Def> = FxHashMap::default();
+    for &k in &conts {
+        if w.is_external(k) {
+            continue;
+        }
+        let Some((callee, args)) = w.body(k) else {
+            continue;
+        };
+        let n = w.num_params(k);
+        if callee == k || args.len() != n {
+            continue;
+        }
+        let forwards = args
+            .iter()
+            .enumerate()
+            .all(|(i, &a)| w.node(a) == Node::Param(i as u32) && w.ops(a)[0] == k);
+        if forwards && !uses_params_of(w, callee, k) {
+            target.insert(k, callee);
+        }
+    }
+    if target.is_empty() {
+        return;
+    }
+    let mut rw = Rewriter::new();
+    for (&k, &t) in &target {
+        // Follow chains k -> k2 -> g, stopping at cycles.
+        let mut t = t;
+        let mut steps = 0;
+        while let Some(&next) = target.get(&t) {
+            if next == k || steps > target.len() {
+                break;
+            }
+            t = next;
+            steps += 1;
+        }
+        if t != k {
+            rw.map(k, t);
+        }
+    }
+    apply(w, &mut rw, &conts);
+}
+
+/// Whether `d` depends on a parameter of `k` (through structural defs).
+fn uses_params_of(w: &World, d: Def, k: Def) -> bool {
+    let mut stack = vec![d];
+    let mut seen = DefSet::default();
+    while let Some(x) = stack.pop() {
+        if !seen.insert(x) || !w.has_params(x) {
+            continue;
+        }
+        match w.node(x) {
+            Node::Param(_) if w.ops(x)[0] == k => return true,
+            Node::Param(_) | Node::Cont | Node::Global { .. } => {}
+            _ => stack.extend_from_slice(w.ops(x)),
+        }
+    }
+    false
+}
+
+/// Drops parameters of continuations that are only jumped to: unused ones, and those that
+/// every jump passes the same constant for.
+pub fn drop_params(w: &mut World) {
+    let (conts, uses) = reachable(w);
+    // Where each continuation is the callee of a jump, and how many such jumps there are.
+    let mut sites: FxHashMap<Def, Vec<Def>> = FxHashMap::default();
+    for &k in &conts {
+        if let Some((callee, _)) = w.body(k) {
+            if w.node(callee) == Node::Cont {
+                sites.entry(callee).or_default().push(k);
+            }
+        }
+    }
+    let used_params: DefSet = uses
+        .keys()
+        .copied()
+        .filter(|&d| matches!(w.node(d), Node::Param(_)))
+        .collect();
+    let mut replaced: Vec<(Def, Def, Vec<bool>)> = Vec::new();
+    for &k in &conts {
+        if w.is_external(k) || w.body(k).is_none() {
+            continue;
+        }
+        let Some(callers) = sites.get(&k) else {
+            continue;
+        };
+        // Every use of `k` must be as the callee of one of these jumps.
+        let total = uses.get(&k).copied().unwrap_or(0) as usize;
+        let as_callee = callers
+            .iter()
+            .filter(|&&s| w.body(s).is_some_and(|(_, a)| !a.contains(&k)))
+            .count();
+        if total != callers.len() || as_callee != callers.len() {
+            continue;
+        }
+        let n = w.num_params(k);
+        let mut subst: Vec<Option<Def>> = vec![None; n];
+        for (i, slot) in subst.iter_mut().enumerate().skip(1) {
+            let p = w.param_if_built(k, i);
+            let unused = p.is_none_or(|p| !used_params.contains(&p));
+            if unused {
+                let t = w.types().cont_params(w.type_of(k)).map(|ps| ps[i]);
+                if let Some(t) = t {
+                    *slot = Some(w.bottom(t));
+                }
+                continue;
+            }
+            let first = w.body(callers[0]).map(|(_, a)| a[i]);
+            let same = first.filter(|&v| {
+                let closed = !w.has_params(v) && w.node(v) != Node::Cont;
+                closed
+                    && callers
+                        .iter()
+                        .all(|&s| w.body(s).is_some_and(|(_, a)| a[i] == v))
+            });
+            if same.is_some() {
+                *slot = same;
+            }
+        }
+        if subst.iter().all(Option::is_none) {
+            continue;
+        }
+        // The scope must not contain the callers (a loop jumping to itself from inside
+        // its scope keeps its parameters: its own jumps pass them on).
+        let scope = scope_of(w, k);
+        if callers.iter().any(|s| scope.contains(s)) {
+            continue;
+        }
+        let name = w.name(k).unwrap_or("k").to_string();
+        let clone = specialize(w, k, &subst, &name);
+        let keep: Vec<bool> = subst.iter().map(Option::is_none).collect();
+        replaced.push((k, clone, keep));
+    }
+    for (k, clone, keep) in replaced {
+        let _ = k;
+        for &s in &sites[&k] {
+            if let Some((_, args)) = w.body(s).map(|(c, a)| (c, a.to_vec())) {
+                let rest: Vec<Def> = args
+                    .iter()
+                    .zip(&keep)
+                    .filter(|(_, &kp)| kp)
+                    .map(|(&a, _)| a)
+                    .collect();
+                w.set_body(s, clone, &rest);
+            }
+        }
+    }
+}

@@ -1,0 +1,355 @@
+//! The partial evaluator, with Artic/Thorin semantics.
+//!
+//! A jump `f(args)` to a continuation `f` with a body is *specialized* when `f`'s filter
+//! holds for `args` (every parameter's filter, with the parameters replaced by the
+//! arguments, folds to `true`: `fn @f` always, `fn @(?n) f` when `n` is a constant), or
+//! when the callee is marked `run` (`@f(x)` in the source). Specializing clones `f`'s scope
+//! with every argument but the `mem` token (and arguments marked `hlt`, `$e` in the
+//! source) substituted; the clones are memoized by callee and arguments, so a recursion
+//! that comes back to the same arguments becomes a loop. Substitution rebuilds defs, and
+//! the world's normalization folds what became constant, branches included.
+//!
+//! The same rounds also inline continuations used exactly once, as the callee of one jump
+//! (beta reduction), which is how closures passed to a specialized function disappear, and,
+//! with [`Options::cff`], specialize jumps to inner continuations on the continuations they
+//! are passed (the return point of a local loop), so that what remains is first-order.
+//!
+//! Each specialization or inlining costs one unit of fuel. Running out is an error that
+//! names the call site and the chain of specializations that led to it.
+
+use crate::rewrite::{is_closed, specialize, DefSet};
+use crate::PassError;
+use durin_ir::{Def, Loc, Node, TypeKind, World};
+use rustc_hash::FxHashMap;
+
+/// What one run of the partial evaluator may do.
+#[derive(Clone, Copy, Debug)]
+pub struct Options {
+    /// Specialize jumps whose callee's filter holds (or that are marked `run`).
+    pub specialize: bool,
+    /// Inline continuations used once, as the callee of one jump.
+    pub inline_once: bool,
+    /// Specialize jumps to non-external continuations on their continuation arguments.
+    pub cff: bool,
+    /// Specializations and inlinings allowed before giving up.
+    pub fuel: u64,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            specialize: true,
+            inline_once: true,
+            cff: true,
+            fuel: 100_000,
+        }
+    }
+}
+
+/// What a run did.
+#[derive(Clone, Copy, Default, Debug, PartialEq, Eq)]
+pub struct Stats {
+    /// Jumps specialized on their callee's filter.
+    pub specialized: u64,
+    /// Jumps that reused an earlier specialization.
+    pub reused: u64,
+    /// Continuations inlined into their only caller.
+    pub inlined: u64,
+    /// Jumps specialized on continuation arguments.
+    pub cff: u64,
+    /// Rounds over the program.
+    pub rounds: u64,
+}
+
+impl Stats {
+    /// Whether anything changed.
+    pub fn changed(&self) -> bool {
+        self.specialized + self.reused + self.inlined + self.cff > 0
+    }
+}
+
+type Key = (Def, Vec<Option<Def>>);
+
+struct Pe<'w> {
+    w: &'w mut World,
+    opts: Options,
+    fuel_left: u64,
+    memo: FxHashMap<Key, Def>,
+    /// For each continuation made by cloning: the call site whose specialization made it.
+    origin: FxHashMap<Def, (Def, Def)>,
+    /// Control-flow specializations made per callee (bounded: see [`CFF_LIMIT`]).
+    cff_count: FxHashMap<Def, u32>,
+    /// Which continuations are closed (top-level functions).
+    closed: FxHashMap<Def, bool>,
+    stats: Stats,
+}
+
+/// At most this many control-flow specializations of one continuation: a non-tail
+/// recursion passes a new return point each time, and stays higher-order instead of
+/// unrolling until the fuel runs out.
+const CFF_LIMIT: u32 = 16;
+
+/// Runs the partial evaluator to a fixed point.
+pub fn run(w: &mut World, opts: Options) -> Result<Stats, PassError> {
+    let mut pe = Pe {
+        w,
+        opts,
+        fuel_left: opts.fuel,
+        memo: FxHashMap::default(),
+        origin: FxHashMap::default(),
+        cff_count: FxHashMap::default(),
+        closed: FxHashMap::default(),
+        stats: Stats::default(),
+    };
+    loop {
+        pe.stats.rounds += 1;
+        if !pe.round()? {
+            return Ok(pe.stats);
+        }
+    }
+}
+
+/// The continuations reachable from the externals, and how many operand slots of reachable
+/// defs refer to each def.
+pub(crate) fn reachable(w: &World) -> (DefSet, FxHashMap<Def, u32>) {
+    let mut conts = DefSet::default();
+    let mut uses: FxHashMap<Def, u32> = FxHashMap::default();
+    let mut seen = DefSet::default();
+    let mut stack: Vec<Def> = w.externals().collect();
+    for &e in &stack {
+        seen.insert(e);
+    }
+    while let Some(d) = stack.pop() {
+        if w.node(d) == Node::Cont {
+            conts.insert(d);
+        }
+        for &o in w.ops(d) {
+            *uses.entry(o).or_default() += 1;
+            if seen.insert(o) {
+                stack.push(o);
+            }
+        }
+    }
+    (conts, uses)
+}
+
+impl Pe<'_> {
+    /// One pass over the reachable program; whether it changed anything.
+    fn round(&mut self) -> Result<bool, PassError> {
+        let (conts, uses) = reachable(self.w);
+        let mut changed = false;
+        let mut inlined = DefSet::default();
+        for &k in &conts {
+            // A continuation inlined this round is dead: its body belongs to the caller now.
+            if inlined.contains(&k) {
+                continue;
+            }
+            // Follow the chain of rewrites of this one jump.
+            for _ in 0..64 {
+                let Some((callee, args)) = self.w.body(k).map(|(c, a)| (c, a.to_vec())) else {
+                    break;
+                };
+                let (target, forced) = match self.w.node(callee) {
+                    Node::Run => (self.w.ops(callee)[0], true),
+                    _ => (callee, false),
+                };
+                if self.w.node(target) != Node::Cont || self.w.body(target).is_none() {
+                    break;
+                }
+                let filter = self.opts.specialize && (forced || self.filter_holds(target, &args));
+                if filter {
+                    let key_args = self.substituted(&args, |_, _| true);
+                    self.jump_to_clone(k, target, &args, key_args, true)?;
+                    changed = true;
+                    continue;
+                }
+                let once = uses.get(&target).copied() == Some(1)
+                    && self.w.ops(k).contains(&target)
+                    && !self.w.is_external(target)
+                    && target != k
+                    && conts.contains(&target)
+                    && !inlined.contains(&target);
+                if self.opts.inline_once && once {
+                    self.inline(k, target, &args)?;
+                    inlined.insert(target);
+                    changed = true;
+                    continue;
+                }
+                if self.opts.cff
+                    && !self.w.is_external(target)
+                    && self.cff_count.get(&target).copied().unwrap_or(0) < CFF_LIMIT
+                    && !is_closed(self.w, target, &mut self.closed)
+                {
+                    let key_args =
+                        self.substituted(&args, |w, a| w.node(a) == Node::Cont && is_cont(w, a));
+                    if key_args.iter().any(Option::is_some) {
+                        let key = (target, key_args.clone());
+                        if !self.memo.contains_key(&key) {
+                            *self.cff_count.entry(target).or_default() += 1;
+                            self.stats.cff += 1;
+                        }
+                        self.jump_to_clone(k, target, &args, key_args, true)?;
+                        changed = true;
+                        continue;
+                    }
+                }
+                break;
+            }
+        }
+        Ok(changed)
+    }
+
+    /// The arguments to substitute: those `pick` accepts, never the `mem` token or an
+    /// argument marked `hlt`.
+    fn substituted(&self, args: &[Def], pick: impl Fn(&World, Def) -> bool) -> Vec<Option<Def>> {
+        args.iter()
+            .map(|&a| {
+                let t = self.w.type_of(a);
+                let skip = matches!(self.w.kind(t), TypeKind::Mem) || self.w.node(a) == Node::Hlt;
+                (!skip && pick(self.w, a)).then_some(a)
+            })
+            .collect()
+    }
+
+    /// Beta reduction: `k`'s jump to `target` becomes `target`'s body with the arguments
+    /// substituted.
+    fn inline(&mut self, k: Def, target: Def, args: &[Def]) -> Result<(), PassError> {
+        if self.fuel_left == 0 {
+            return Err(self.out_of_fuel(k, target));
+        }
+        self.fuel_left -= 1;
+        self.stats.inlined += 1;
+        let all: Vec<Option<Def>> = args.iter().map(|&a| Some(a)).collect();
+        let clone = self.clone_of(k, target, &all);
+        match self.w.body(clone).map(|(c, a)| (c, a.to_vec())) {
+            Some((callee, rest)) => self.w.set_body(k, callee, &rest),
+            None => self.w.clear_body(k),
+        }
+        Ok(())
+    }
+
+    /// Specializes `target` for `args`, remembering where the new continuations came from.
+    fn clone_of(&mut self, site: Def, target: Def, args: &[Option<Def>]) -> Def {
+        let name = self.w.name(target).unwrap_or("k").to_string();
+        let before = self.w.num_defs();
+        let c = specialize(self.w, target, args, &name);
+        for d in self.w.defs().skip(before).collect::<Vec<_>>() {
+            if self.w.node(d) == Node::Cont {
+                self.origin.insert(d, (site, target));
+            }
+        }
+        c
+    }
+
+    /// Makes `k` jump to the specialization of `target` for `key_args` (memoized when
+    /// `memo`), passing the arguments that are not substituted.
+    fn jump_to_clone(
+        &mut self,
+        k: Def,
+        target: Def,
+        args: &[Def],
+        key_args: Vec<Option<Def>>,
+        memo: bool,
+    ) -> Result<(), PassError> {
+        let key = (target, key_args);
+        let clone = match self.memo.get(&key).copied().filter(|_| memo) {
+            Some(c) => {
+                self.stats.reused += 1;
+                c
+            }
+            None => {
+                if self.fuel_left == 0 {
+                    return Err(self.out_of_fuel(k, target));
+                }
+                self.fuel_left -= 1;
+                if memo && !self.opts.cff_only(&key.1, self.w) {
+                    self.stats.specialized += 1;
+                }
+                let c = self.clone_of(k, target, &key.1);
+                if memo {
+                    self.memo.insert(key.clone(), c);
+                }
+                c
+            }
+        };
+        let rest: Vec<Def> = args
+            .iter()
+            .zip(&key.1)
+            .filter(|(_, s)| s.is_none())
+            .map(|(&a, _)| a)
+            .collect();
+        self.w.set_body(k, clone, &rest);
+        Ok(())
+    }
+
+    /// Whether every filter of `target` folds to `true` with its parameters replaced by
+    /// `args`.
+    fn filter_holds(&mut self, target: Def, args: &[Def]) -> bool {
+        let filters = self.w.filters(target).to_vec();
+        if filters.is_empty() {
+            return false;
+        }
+        let mut rw = crate::rewrite::Rewriter::new();
+        for (i, &a) in args.iter().enumerate() {
+            let p = self.w.param(target, i);
+            rw.map(p, a);
+        }
+        filters.iter().all(|&f| {
+            if self.w.lit_bits(f) == Some(1) {
+                return true;
+            }
+            if self.w.lit_bits(f) == Some(0) {
+                return false;
+            }
+            let r = rw.rewrite(self.w, f);
+            self.w.lit_bits(r) == Some(1)
+        })
+    }
+
+    fn out_of_fuel(&self, site: Def, target: Def) -> PassError {
+        let name = |d: Def| self.w.name(d).unwrap_or("a continuation").to_string();
+        let mut err = PassError::new(
+            format!(
+                "partial evaluation ran out of fuel ({} specializations) specializing `{}`",
+                self.opts.fuel,
+                name(target)
+            ),
+            self.w.loc(site),
+        )
+        .with_note(
+            "a function marked `@` (or with a filter that keeps holding) calls itself on \
+             arguments that never become constant; mark the argument with `$` or weaken the \
+             filter",
+            None,
+        );
+        let mut at = site;
+        let mut seen = DefSet::default();
+        for _ in 0..8 {
+            let Some(&(from, callee)) = self.origin.get(&at) else {
+                break;
+            };
+            if !seen.insert(from) {
+                break;
+            }
+            let loc: Option<Loc> = self.w.loc(from);
+            err = err.with_note(
+                format!("reached by specializing `{}` here", name(callee)),
+                loc,
+            );
+            at = from;
+        }
+        err
+    }
+}
+
+impl Options {
+    /// Whether a specialization key substitutes only continuations (a control-flow
+    /// specialization, counted apart).
+    fn cff_only(&self, args: &[Option<Def>], w: &World) -> bool {
+        args.iter().flatten().all(|&a| w.node(a) == Node::Cont)
+    }
+}
+
+fn is_cont(w: &World, d: Def) -> bool {
+    matches!(w.kind(w.type_of(d)), TypeKind::Cont(_))
+}

@@ -1,0 +1,259 @@
+//! Rewriting a world in place: substitution through structural defs, scopes found locally,
+//! and cloning a continuation's scope with some parameters replaced (specialization,
+//! inlining).
+//!
+//! Structural defs are hash-consed and normalized, so rebuilding one with new operands
+//! folds what became constant. Nominal continuations are never rewritten through; they are
+//! replaced only where the substitution says so (a clone for a continuation of a scope).
+
+use durin_ir::{Def, Node, World};
+use indexmap::IndexSet;
+use rustc_hash::{FxBuildHasher, FxHashMap};
+
+/// An insertion-ordered set of defs.
+pub type DefSet = IndexSet<Def, FxBuildHasher>;
+
+/// A substitution of defs, applied through structural defs.
+#[derive(Default)]
+pub struct Rewriter {
+    map: FxHashMap<Def, Def>,
+}
+
+impl Rewriter {
+    /// An empty substitution.
+    pub fn new() -> Rewriter {
+        Rewriter::default()
+    }
+
+    /// Replaces `from` by `to` in everything rewritten from now on.
+    pub fn map(&mut self, from: Def, to: Def) {
+        self.map.insert(from, to);
+    }
+
+    /// What `d` was replaced by, if anything.
+    pub fn get(&self, d: Def) -> Option<Def> {
+        self.map.get(&d).copied()
+    }
+
+    /// `d` with the substitution applied: structural defs are rebuilt (and normalized) when an
+    /// operand changes; nominals and parameters change only when mapped. Iterative, so deep
+    /// graphs do not overflow the stack.
+    pub fn rewrite(&mut self, w: &mut World, d: Def) -> Def {
+        if let Some(&r) = self.map.get(&d) {
+            return r;
+        }
+        let mut stack = vec![(d, false)];
+        while let Some(&(x, expanded)) = stack.last() {
+            if self.map.contains_key(&x) {
+                stack.pop();
+                continue;
+            }
+            let node = w.node(x);
+            if node.is_nominal() || matches!(node, Node::Param(_)) || w.ops(x).is_empty() {
+                self.map.insert(x, x);
+                stack.pop();
+                continue;
+            }
+            if !expanded {
+                stack.last_mut().expect("just read").1 = true;
+                for &o in w.ops(x) {
+                    if !self.map.contains_key(&o) {
+                        stack.push((o, false));
+                    }
+                }
+                continue;
+            }
+            stack.pop();
+            let ops: Vec<Def> = w.ops(x).iter().map(|o| self.map[o]).collect();
+            let r = if ops.as_slice() == w.ops(x) {
+                x
+            } else {
+                let ty = w.type_of(x);
+                w.build(node, ty, &ops)
+            };
+            self.map.insert(x, r);
+        }
+        self.map[&d]
+    }
+
+    /// Rewrites the filters and body of continuation `from` into continuation `to` (which
+    /// has the same parameter types; `from == to` rewrites in place).
+    pub fn rewrite_cont_into(&mut self, w: &mut World, from: Def, to: Def) {
+        let n = w.num_params(from);
+        for i in 0..n {
+            let f = w.filters(from)[i];
+            let f = self.rewrite(w, f);
+            if w.filters(to)[i] != f {
+                w.set_filter(to, i, f);
+            }
+        }
+        self.rewrite_body_into(w, from, to);
+    }
+
+    fn rewrite_body_into(&mut self, w: &mut World, from: Def, to: Def) {
+        match w.body(from).map(|(c, a)| (c, a.to_vec())) {
+            Some((callee, args)) => {
+                let c = self.rewrite(w, callee);
+                let a: Vec<Def> = args.iter().map(|&x| self.rewrite(w, x)).collect();
+                let same = w
+                    .body(to)
+                    .is_some_and(|(c0, a0)| c0 == c && a0 == a.as_slice());
+                if !same {
+                    w.set_body(to, c, &a);
+                }
+            }
+            None => {
+                if w.body(to).is_some() {
+                    w.clear_body(to);
+                }
+            }
+        }
+        if from != to {
+            if let Some(l) = w.loc(from) {
+                w.set_loc(to, l);
+            }
+        }
+    }
+}
+
+/// The continuations and parameters that one continuation's body reaches directly: through
+/// structural defs, not through other nominals.
+pub fn direct_uses(w: &World, k: Def) -> (Vec<Def>, Vec<Def>) {
+    let mut conts = Vec::new();
+    let mut params = Vec::new();
+    let mut seen = DefSet::default();
+    let mut stack: Vec<Def> = w.ops(k).to_vec();
+    while let Some(d) = stack.pop() {
+        if !seen.insert(d) {
+            continue;
+        }
+        match w.node(d) {
+            Node::Cont => conts.push(d),
+            Node::Param(_) => params.push(d),
+            Node::Global { .. } => {}
+            _ => stack.extend_from_slice(w.ops(d)),
+        }
+    }
+    (conts, params)
+}
+
+/// The scope of `entry`: `entry` and the continuations reachable from it that use,
+/// directly or through another such continuation, a parameter of a continuation of the
+/// scope. Found from `entry` outwards, without looking at the rest of the world.
+pub fn scope_of(w: &World, entry: Def) -> DefSet {
+    let mut members = DefSet::default();
+    members.insert(entry);
+    // Candidates: continuations referenced from members, with what they use directly.
+    let mut cands: FxHashMap<Def, (Vec<Def>, Vec<Def>)> = FxHashMap::default();
+    let mut todo = vec![entry];
+    let mut order: Vec<Def> = Vec::new();
+    loop {
+        while let Some(m) = todo.pop() {
+            let (conts, _) = direct_uses(w, m);
+            for c in conts {
+                if !members.contains(&c) && !cands.contains_key(&c) {
+                    cands.insert(c, direct_uses(w, c));
+                    order.push(c);
+                }
+            }
+        }
+        let mut grew = false;
+        for &c in &order {
+            if members.contains(&c) {
+                continue;
+            }
+            let (conts, params) = &cands[&c];
+            let inside = params.iter().any(|&p| members.contains(&w.ops(p)[0]))
+                || conts.iter().any(|k| members.contains(k));
+            if inside {
+                members.insert(c);
+                todo.push(c);
+                grew = true;
+            }
+        }
+        if !grew && todo.is_empty() {
+            return members;
+        }
+    }
+}
+
+/// Whether continuation `k` uses no parameter of a continuation outside its own scope,
+/// directly or through the continuations it references: a top-level function.
+pub fn is_closed(w: &World, k: Def, memo: &mut FxHashMap<Def, bool>) -> bool {
+    if let Some(&c) = memo.get(&k) {
+        return c;
+    }
+    // Assume closed while deciding (recursion through references).
+    memo.insert(k, true);
+    let scope = scope_of(w, k);
+    let mut closed = true;
+    'members: for &m in &scope {
+        let (conts, params) = direct_uses(w, m);
+        if params.iter().any(|&p| !scope.contains(&w.ops(p)[0])) {
+            closed = false;
+            break;
+        }
+        for c in conts {
+            if !scope.contains(&c) && !is_closed(w, c, memo) {
+                closed = false;
+                break 'members;
+            }
+        }
+    }
+    memo.insert(k, closed);
+    closed
+}
+
+/// Clones the scope of `entry` as a new continuation taking the parameters of `entry` for
+/// which `args[i]` is `None`; the others are replaced by `args[i]`. Returns the clone.
+/// Jumps back to `entry` from inside its scope still go to `entry`: a recursive jump
+/// passes its own arguments and is specialized (or not) on its own.
+pub fn specialize(w: &mut World, entry: Def, args: &[Option<Def>], name: &str) -> Def {
+    let scope = scope_of(w, entry);
+    let mut rw = Rewriter::new();
+    let ptys = cont_param_types(w, entry);
+    let kept: Vec<usize> = (0..ptys.len()).filter(|&i| args[i].is_none()).collect();
+    let kept_tys: Vec<_> = kept.iter().map(|&i| ptys[i]).collect();
+    let clone = w.cont(&kept_tys, name);
+    for (j, &i) in kept.iter().enumerate() {
+        let (from, to) = (w.param(entry, i), w.param(clone, j));
+        rw.map(from, to);
+    }
+    for (i, a) in args.iter().enumerate() {
+        if let Some(a) = a {
+            let p = w.param(entry, i);
+            rw.map(p, *a);
+        }
+    }
+    let mut pairs = Vec::new();
+    for &m in scope.iter().skip(1) {
+        let tys = cont_param_types(w, m);
+        let base = w.name(m).unwrap_or("k").to_string();
+        let c = w.cont(&tys, &base);
+        for i in 0..tys.len() {
+            let (from, to) = (w.param(m, i), w.param(c, i));
+            rw.map(from, to);
+        }
+        rw.map(m, c);
+        pairs.push((m, c));
+    }
+    // The clone's own filters: those of the kept parameters.
+    for (j, &i) in kept.iter().enumerate() {
+        let f = w.filters(entry)[i];
+        let f = rw.rewrite(w, f);
+        w.set_filter(clone, j, f);
+    }
+    rw.rewrite_body_into(w, entry, clone);
+    for (from, to) in pairs {
+        rw.rewrite_cont_into(w, from, to);
+    }
+    clone
+}
+
+/// The parameter types of continuation `k`.
+pub fn cont_param_types(w: &World, k: Def) -> Vec<durin_ir::Type> {
+    w.types()
+        .cont_params(w.type_of(k))
+        .map(|p| p.to_vec())
+        .unwrap_or_default()
+}
