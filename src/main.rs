@@ -23,6 +23,36 @@ struct Cli {
     command: Command,
 }
 
+/// How to optimize the program (shared by `check` and `run`).
+#[derive(clap::Args, Clone, Debug)]
+struct OptArgs {
+    /// Optimization level: 0 keeps the program as lowered (only removing the partial-
+    /// evaluation markers and dead code), 1 inlines continuations used once, 2 and 3 run
+    /// partial evaluation and cleanup twice.
+    #[arg(short = 'O', value_name = "LEVEL", value_parser = clap::value_parser!(u8).range(0..=3))]
+    opt_level: Option<u8>,
+    /// Run these passes instead of the level's pipeline (comma-separated, in order; see
+    /// `--list-passes`).
+    #[arg(long, value_name = "PASS,...")]
+    passes: Option<String>,
+    /// Print the IR after each run of this pass (or after every pass with `all`) to
+    /// standard output.
+    #[arg(long, value_name = "PASS|all")]
+    print_after: Option<String>,
+    /// Verify the IR before the first pass and after every pass.
+    #[arg(long)]
+    verify_each: bool,
+    /// Print the time of each pass and the size of the IR after it to standard error.
+    #[arg(long)]
+    time_passes: bool,
+    /// Partial-evaluation fuel: specializations and inlinings allowed per run of `pe`.
+    #[arg(long, value_name = "N", default_value_t = durin_passes::Config::default().fuel)]
+    pe_fuel: u64,
+    /// List the passes with what they do, and exit.
+    #[arg(long)]
+    list_passes: bool,
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Check a program: parse, resolve names, type-check and lower it to the IR.
@@ -42,6 +72,8 @@ enum Command {
         /// Print the time taken by each stage to standard error.
         #[arg(long)]
         time: bool,
+        #[command(flatten)]
+        opt: OptArgs,
     },
     /// Run a program's `main` in the IR interpreter.
     ///
@@ -64,6 +96,8 @@ enum Command {
         /// Print the time taken by each stage to standard error.
         #[arg(long)]
         time: bool,
+        #[command(flatten)]
+        opt: OptArgs,
     },
     /// Read a textual IR file, verify it, and print it (or draw or run it).
     ///
@@ -94,19 +128,29 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
+        Command::Check { opt, .. } | Command::Run { opt, .. } if opt.list_passes => {
+            for (name, what) in durin_passes::PASSES {
+                println!("{name:8} {what}");
+            }
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Check {
             files,
             print_ir,
             deny_warnings,
             time,
-        } => check_command(&files, print_ir, deny_warnings, time).map(|_| ExitCode::SUCCESS),
+            opt,
+        } => {
+            check_command(&files, print_ir, deny_warnings, time, &opt, 0).map(|_| ExitCode::SUCCESS)
+        }
         Command::Run {
             files,
             args,
             fuel,
             deny_warnings,
             time,
-        } => run_command(&files, &args, fuel, deny_warnings, time),
+            opt,
+        } => run_command(&files, &args, fuel, deny_warnings, time, &opt),
         Command::Ir {
             file,
             dot,
@@ -188,8 +232,11 @@ fn check_command(
     print_ir: bool,
     deny_warnings: bool,
     time: bool,
+    opt: &OptArgs,
+    default_level: u8,
 ) -> Result<(), String> {
-    let out = compile_files(files, deny_warnings, time)?;
+    let mut out = compile_files(files, deny_warnings, time)?;
+    optimize(&mut out, opt, default_level)?;
     if print_ir {
         if let Some(l) = &out.lowered {
             print!("{}", text::print(&l.world));
@@ -198,14 +245,92 @@ fn check_command(
     Ok(())
 }
 
+/// Runs the pipeline that `opt` asks for (the level `default_level` when none is given) on
+/// the lowered program; errors are rendered against the sources.
+fn optimize(
+    out: &mut durin_frontend::driver::Output,
+    opt: &OptArgs,
+    default_level: u8,
+) -> Result<(), String> {
+    let pipeline = match &opt.passes {
+        Some(p) => durin_passes::Pipeline::parse(p).map_err(|e| format!("error: {e}"))?,
+        None => durin_passes::Pipeline::for_level(opt.opt_level.unwrap_or(default_level)),
+    };
+    let print_after = match opt.print_after.as_deref() {
+        None => durin_passes::PrintAfter::None,
+        Some("all") => durin_passes::PrintAfter::All,
+        Some(p) => {
+            if !durin_passes::PASSES.iter().any(|(n, _)| *n == p) {
+                return Err(format!(
+                    "error: --print-after: unknown pass `{p}` (see --list-passes)"
+                ));
+            }
+            durin_passes::PrintAfter::Pass(p.to_string())
+        }
+    };
+    let run_opts = durin_passes::RunOptions {
+        verify_each: opt.verify_each,
+        print_after,
+        config: durin_passes::Config { fuel: opt.pe_fuel },
+    };
+    let Some(lowered) = out.lowered.as_mut() else {
+        return Ok(());
+    };
+    // Passes may build a new world: find `main` again by its place among the externals.
+    let main_at = lowered
+        .main
+        .and_then(|m| lowered.world.externals().position(|e| e == m));
+    let result = pipeline.run(&mut lowered.world, &run_opts, |pass, text| {
+        println!("// ----- after {pass} -----");
+        print!("{text}");
+    });
+    lowered.main = main_at.and_then(|i| lowered.world.externals().nth(i));
+    match result {
+        Ok(times) => {
+            if opt.time_passes {
+                eprintln!("{:<10} {:>10} {:>10}", "pass", "ms", "defs");
+                let mut total = 0.0;
+                for t in &times {
+                    let ms = t.time.as_secs_f64() * 1e3;
+                    total += ms;
+                    eprintln!("{:<10} {:>10.3} {:>10}", t.name, ms, t.defs);
+                }
+                eprintln!("{:<10} {:>10.3}", "total", total);
+            }
+            Ok(())
+        }
+        Err(e) => {
+            use durin_frontend::diag::Diagnostic;
+            use durin_frontend::source::Span;
+            let d = match e.loc {
+                Some(l) => {
+                    let mut d = Diagnostic::error(Span::from_loc(l), e.message.clone());
+                    for (n, loc) in &e.notes {
+                        d = match loc {
+                            Some(l) => d.with_secondary(Span::from_loc(*l), n.clone()),
+                            None => d.with_note(n.clone()),
+                        };
+                    }
+                    eprint!("{}", durin_frontend::diag::render(&out.sources, &[d]));
+                    return Err("error: could not compile the program (1 error)".into());
+                }
+                None => e.to_string(),
+            };
+            Err(format!("error: {d}"))
+        }
+    }
+}
+
 fn run_command(
     files: &[PathBuf],
     args: &[String],
     fuel: u64,
     deny_warnings: bool,
     time: bool,
+    opt: &OptArgs,
 ) -> Result<ExitCode, String> {
-    let out = compile_files(files, deny_warnings, time)?;
+    let mut out = compile_files(files, deny_warnings, time)?;
+    optimize(&mut out, opt, 2)?;
     let (Some(program), Some(lowered)) = (&out.program, &out.lowered) else {
         return Err("error: nothing to run".into());
     };

@@ -191,7 +191,7 @@ impl Pipeline {
         let names: &[&str] = match level {
             0 => &["cleanup", "dce"],
             1 => &["inline", "cleanup", "dce"],
-            _ => &["pe", "cleanup", "pe", "cleanup", "dce"],
+            _ => &["pe", "cleanup", "pe", "cleanup", "inline", "dce"],
         };
         Pipeline::from_names(names)
     }

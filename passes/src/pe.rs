@@ -17,7 +17,7 @@
 //! Each specialization or inlining costs one unit of fuel. Running out is an error that
 //! names the call site and the chain of specializations that led to it.
 
-use crate::rewrite::{is_closed, specialize, DefSet};
+use crate::rewrite::{closed_conts, specialize, DefSet};
 use crate::PassError;
 use durin_ir::{Def, Loc, Node, TypeKind, World};
 use rustc_hash::FxHashMap;
@@ -89,6 +89,10 @@ struct Pe<'w> {
 /// unrolling until the fuel runs out.
 const CFF_LIMIT: u32 = 16;
 
+/// Control-flow specialization copies the callee's scope: only scopes of at most this many
+/// continuations.
+const CFF_MAX_SCOPE: usize = 32;
+
 /// Runs the partial evaluator to a fixed point.
 pub fn run(w: &mut World, opts: Options) -> Result<Stats, PassError> {
     let mut pe = Pe {
@@ -137,6 +141,11 @@ impl Pe<'_> {
     /// One pass over the reachable program; whether it changed anything.
     fn round(&mut self) -> Result<bool, PassError> {
         let (conts, uses) = reachable(self.w);
+        self.closed = if self.opts.cff {
+            closed_conts(self.w, &conts)
+        } else {
+            FxHashMap::default()
+        };
         let mut changed = false;
         let mut inlined = DefSet::default();
         for &k in &conts {
@@ -157,8 +166,9 @@ impl Pe<'_> {
                     break;
                 }
                 let filter = self.opts.specialize && (forced || self.filter_holds(target, &args));
-                if filter {
-                    let key_args = self.substituted(&args, |_, _| true);
+                let key_args = self.substituted(&args, |_, _| true);
+                // Specializing on nothing (only `mem` or `hlt` arguments) gains nothing.
+                if filter && key_args.iter().any(Option::is_some) {
                     self.jump_to_clone(k, target, &args, key_args, true)?;
                     changed = true;
                     continue;
@@ -178,11 +188,15 @@ impl Pe<'_> {
                 if self.opts.cff
                     && !self.w.is_external(target)
                     && self.cff_count.get(&target).copied().unwrap_or(0) < CFF_LIMIT
-                    && !is_closed(self.w, target, &mut self.closed)
+                    && !self.closed.get(&target).copied().unwrap_or(true)
                 {
                     let key_args =
                         self.substituted(&args, |w, a| w.node(a) == Node::Cont && is_cont(w, a));
-                    if key_args.iter().any(Option::is_some) {
+                    // Only small local continuations (loops, join points): specializing a
+                    // large region copies it, and the copies nest.
+                    if key_args.iter().any(Option::is_some)
+                        && crate::rewrite::scope_of(self.w, target).len() <= CFF_MAX_SCOPE
+                    {
                         let key = (target, key_args.clone());
                         if !self.memo.contains_key(&key) {
                             *self.cff_count.entry(target).or_default() += 1;

@@ -139,69 +139,101 @@ pub fn direct_uses(w: &World, k: Def) -> (Vec<Def>, Vec<Def>) {
 
 /// The scope of `entry`: `entry` and the continuations reachable from it that use,
 /// directly or through another such continuation, a parameter of a continuation of the
-/// scope. Found from `entry` outwards, without looking at the rest of the world.
+/// scope. Found from `entry` outwards (over what `entry` reaches), in time linear in that.
 pub fn scope_of(w: &World, entry: Def) -> DefSet {
+    // Everything reachable from `entry`, with reverse edges: who references a continuation,
+    // and who uses a parameter of a continuation.
+    let mut reached = DefSet::default();
+    reached.insert(entry);
+    let mut referenced_by: FxHashMap<Def, Vec<Def>> = FxHashMap::default();
+    let mut param_users: FxHashMap<Def, Vec<Def>> = FxHashMap::default();
+    let mut i = 0;
+    while i < reached.len() {
+        let c = reached[i];
+        i += 1;
+        let (conts, params) = direct_uses(w, c);
+        for p in params {
+            param_users.entry(w.ops(p)[0]).or_default().push(c);
+        }
+        for d in conts {
+            referenced_by.entry(d).or_default().push(c);
+            reached.insert(d);
+        }
+    }
     let mut members = DefSet::default();
     members.insert(entry);
-    // Candidates: continuations referenced from members, with what they use directly.
-    let mut cands: FxHashMap<Def, (Vec<Def>, Vec<Def>)> = FxHashMap::default();
-    let mut todo = vec![entry];
-    let mut order: Vec<Def> = Vec::new();
-    loop {
-        while let Some(m) = todo.pop() {
-            let (conts, _) = direct_uses(w, m);
-            for c in conts {
-                if !members.contains(&c) && !cands.contains_key(&c) {
-                    cands.insert(c, direct_uses(w, c));
-                    order.push(c);
-                }
+    let mut queue = vec![entry];
+    while let Some(m) = queue.pop() {
+        // Users of a member's parameters are members; so are continuations that reference
+        // a member other than the entry (they have its free parameters). Referencing the
+        // entry itself (calling it) brings in none of the scope's parameters.
+        let users = param_users.get(&m).into_iter().flatten();
+        let refs = referenced_by
+            .get(&m)
+            .filter(|_| m != entry)
+            .into_iter()
+            .flatten();
+        for &c in users.chain(refs) {
+            if members.insert(c) {
+                queue.push(c);
             }
-        }
-        let mut grew = false;
-        for &c in &order {
-            if members.contains(&c) {
-                continue;
-            }
-            let (conts, params) = &cands[&c];
-            let inside = params.iter().any(|&p| members.contains(&w.ops(p)[0]))
-                || conts.iter().any(|k| members.contains(k));
-            if inside {
-                members.insert(c);
-                todo.push(c);
-                grew = true;
-            }
-        }
-        if !grew && todo.is_empty() {
-            return members;
         }
     }
+    // In the order they were reached, the entry first.
+    reached
+        .into_iter()
+        .filter(|c| members.contains(c))
+        .collect()
 }
 
-/// Whether continuation `k` uses no parameter of a continuation outside its own scope,
-/// directly or through the continuations it references: a top-level function.
-pub fn is_closed(w: &World, k: Def, memo: &mut FxHashMap<Def, bool>) -> bool {
-    if let Some(&c) = memo.get(&k) {
-        return c;
-    }
-    // Assume closed while deciding (recursion through references).
-    memo.insert(k, true);
-    let scope = scope_of(w, k);
-    let mut closed = true;
-    'members: for &m in &scope {
-        let (conts, params) = direct_uses(w, m);
-        if params.iter().any(|&p| !scope.contains(&w.ops(p)[0])) {
-            closed = false;
-            break;
-        }
-        for c in conts {
-            if !scope.contains(&c) && !is_closed(w, c, memo) {
-                closed = false;
-                break 'members;
+/// Which of `conts` (a set closed under references, such as everything reachable from the
+/// externals) are *closed*: they use no parameter of another continuation, directly or
+/// through the continuations they reference. Closed continuations are top-level functions.
+pub fn closed_conts(w: &World, conts: &DefSet) -> FxHashMap<Def, bool> {
+    let direct: Vec<(Vec<Def>, Vec<Def>)> = conts.iter().map(|&c| direct_uses(w, c)).collect();
+    let index = |c: &Def| conts.get_index_of(c);
+    let mut referenced_by: Vec<Vec<usize>> = vec![Vec::new(); conts.len()];
+    for (i, (cs, _)) in direct.iter().enumerate() {
+        for c in cs {
+            if let Some(j) = index(c) {
+                referenced_by[j].push(i);
             }
         }
     }
-    memo.insert(k, closed);
-    closed
+    // Free parameters of each continuation, grown to a fixed point.
+    let mut free: Vec<DefSet> = conts
+        .iter()
+        .zip(&direct)
+        .map(|(&c, (_, ps))| ps.iter().copied().filter(|&p| w.ops(p)[0] != c).collect())
+        .collect();
+    let mut work: Vec<usize> = (0..conts.len()).collect();
+    while let Some(i) = work.pop() {
+        let c = conts[i];
+        let mut grown = false;
+        for d in &direct[i].0 {
+            let Some(j) = index(d) else { continue };
+            if j == i {
+                continue;
+            }
+            let add: Vec<Def> = free[j]
+                .iter()
+                .copied()
+                .filter(|&p| w.ops(p)[0] != c && !free[i].contains(&p))
+                .collect();
+            if !add.is_empty() {
+                free[i].extend(add);
+                grown = true;
+            }
+        }
+        if grown {
+            work.extend_from_slice(&referenced_by[i]);
+        }
+    }
+    conts
+        .iter()
+        .zip(&free)
+        .map(|(&c, f)| (c, f.is_empty()))
+        .collect()
 }
 
 /// Clones the scope of `entry` as a new continuation taking the parameters of `entry` for
