@@ -67,17 +67,26 @@ fn accepted_programs_print_what_they_compute() {
             extra.push("--");
             extra.extend(args);
         }
-        let out = durin(&["run"], f, &extra);
         let expected = std::fs::read_to_string(f.with_extension("out"))
             .unwrap_or_else(|_| panic!("{} has no .out file", f.display()));
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        let code = out.status.code().unwrap_or(-1);
-        if stdout != expected || code != want_exit || !stderr.is_empty() {
-            failures.push(format!(
-                "{}: exit {code} (want {want_exit})\n--- stdout\n{stdout}--- expected\n{expected}--- stderr\n{stderr}",
-                f.display()
-            ));
+        // The same output as lowered and after every optimization pipeline (the IR verified
+        // after each pass).
+        for level in [
+            &["run", "-O0"][..],
+            &["run", "-O1", "--verify-each"],
+            &["run", "-O3", "--verify-each"],
+        ] {
+            let out = durin(level, f, &extra);
+            let stdout = String::from_utf8_lossy(&out.stdout);
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            let code = out.status.code().unwrap_or(-1);
+            if stdout != expected || code != want_exit || !stderr.is_empty() {
+                failures.push(format!(
+                    "{} ({}): exit {code} (want {want_exit})\n--- stdout\n{stdout}--- expected\n{expected}--- stderr\n{stderr}",
+                    f.display(),
+                    level[1]
+                ));
+            }
         }
     }
     assert!(
@@ -119,7 +128,13 @@ fn snapshots(sub: &str, want_exit: i32, at_least: usize) {
     let bless = std::env::var_os("DURIN_BLESS").is_some();
     let mut failures = Vec::new();
     for f in &files {
-        let out = durin(&["check"], f, &[]);
+        // `// flags: -O2` in the first lines: options for `durin check`.
+        let src = std::fs::read_to_string(f).unwrap_or_default();
+        let flags: Vec<&str> =
+            header(&src, "// flags:").map_or(Vec::new(), |a| a.split_whitespace().collect());
+        let mut args = vec!["check"];
+        args.extend(flags);
+        let out = durin(&args, f, &[]);
         let stderr = String::from_utf8_lossy(&out.stderr).to_string();
         let snap = f.with_extension("err");
         if out.status.code() != Some(want_exit) {

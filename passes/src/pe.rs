@@ -17,7 +17,7 @@
 //! Each specialization or inlining costs one unit of fuel. Running out is an error that
 //! names the call site and the chain of specializations that led to it.
 
-use crate::rewrite::{closed_conts, specialize, DefSet};
+use crate::rewrite::{closed_conts, specialize_scope, DefSet};
 use crate::PassError;
 use durin_ir::{Def, Loc, Node, TypeKind, World};
 use rustc_hash::FxHashMap;
@@ -81,6 +81,8 @@ struct Pe<'w> {
     cff_count: FxHashMap<Def, u32>,
     /// Which continuations are closed (top-level functions).
     closed: FxHashMap<Def, bool>,
+    /// Continuations whose scope has been cloned: their own jumps are left alone.
+    templates: DefSet,
     stats: Stats,
 }
 
@@ -103,6 +105,7 @@ pub fn run(w: &mut World, opts: Options) -> Result<Stats, PassError> {
         origin: FxHashMap::default(),
         cff_count: FxHashMap::default(),
         closed: FxHashMap::default(),
+        templates: DefSet::default(),
         stats: Stats::default(),
     };
     loop {
@@ -150,7 +153,7 @@ impl Pe<'_> {
         let mut inlined = DefSet::default();
         for &k in &conts {
             // A continuation inlined this round is dead: its body belongs to the caller now.
-            if inlined.contains(&k) {
+            if inlined.contains(&k) || self.templates.contains(&k) {
                 continue;
             }
             // Follow the chain of rewrites of this one jump.
@@ -246,7 +249,10 @@ impl Pe<'_> {
     fn clone_of(&mut self, site: Def, target: Def, args: &[Option<Def>]) -> Def {
         let name = self.w.name(target).unwrap_or("k").to_string();
         let before = self.w.num_defs();
-        let c = specialize(self.w, target, args, &name);
+        let (c, scope) = specialize_scope(self.w, target, args, &name);
+        // The originals are templates now: their jumps are specialized in the clones, not
+        // in them (specializing inside a template would be copied into every clone).
+        self.templates.extend(scope);
         for d in self.w.defs().skip(before).collect::<Vec<_>>() {
             if self.w.node(d) == Node::Cont {
                 self.origin.insert(d, (site, target));
@@ -336,21 +342,33 @@ impl Pe<'_> {
              filter",
             None,
         );
+        // The chain of specializations back to the original code, with repeats folded.
+        let mut chain: Vec<(String, Option<Loc>, usize)> = Vec::new();
         let mut at = site;
         let mut seen = DefSet::default();
-        for _ in 0..8 {
-            let Some(&(from, callee)) = self.origin.get(&at) else {
-                break;
-            };
+        while let Some(&(from, callee)) = self.origin.get(&at) {
             if !seen.insert(from) {
                 break;
             }
-            let loc: Option<Loc> = self.w.loc(from);
-            err = err.with_note(
-                format!("reached by specializing `{}` here", name(callee)),
-                loc,
-            );
+            let (n, loc) = (name(callee), self.w.loc(from));
+            match chain.last_mut() {
+                Some(last) if last.0 == n && last.1 == loc => last.2 += 1,
+                _ => chain.push((n, loc, 1)),
+            }
             at = from;
+        }
+        let shown: Vec<&(String, Option<Loc>, usize)> = if chain.len() > 6 {
+            chain[..3].iter().chain(&chain[chain.len() - 3..]).collect()
+        } else {
+            chain.iter().collect()
+        };
+        for (n, loc, times) in shown {
+            let note = if *times > 1 {
+                format!("reached by specializing `{n}` here ({times} times in a row)")
+            } else {
+                format!("reached by specializing `{n}` here")
+            };
+            err = err.with_note(note, *loc);
         }
         err
     }

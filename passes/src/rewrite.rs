@@ -241,6 +241,16 @@ pub fn closed_conts(w: &World, conts: &DefSet) -> FxHashMap<Def, bool> {
 /// Jumps back to `entry` from inside its scope still go to `entry`: a recursive jump
 /// passes its own arguments and is specialized (or not) on its own.
 pub fn specialize(w: &mut World, entry: Def, args: &[Option<Def>], name: &str) -> Def {
+    specialize_scope(w, entry, args, name).0
+}
+
+/// [`specialize`], also returning the scope that was cloned.
+pub fn specialize_scope(
+    w: &mut World,
+    entry: Def,
+    args: &[Option<Def>],
+    name: &str,
+) -> (Def, DefSet) {
     let scope = scope_of(w, entry);
     let mut rw = Rewriter::new();
     let ptys = cont_param_types(w, entry);
@@ -279,7 +289,7 @@ pub fn specialize(w: &mut World, entry: Def, args: &[Option<Def>], name: &str) -
     for (from, to) in pairs {
         rw.rewrite_cont_into(w, from, to);
     }
-    clone
+    (clone, scope)
 }
 
 /// The parameter types of continuation `k`.
