@@ -15,11 +15,15 @@ use crate::rewrite::{scope_of, specialize, DefSet, Rewriter};
 use durin_ir::{Def, Node, World};
 use rustc_hash::FxHashMap;
 
-/// Runs the cleanups once.
+/// Runs the cleanups until none changes anything (at most 32 times).
 pub fn run(w: &mut World) {
     lower_markers(w);
-    eta(w);
-    drop_params(w);
+    for _ in 0..32 {
+        let changed = eta(w) | drop_params(w);
+        if !changed {
+            break;
+        }
+    }
 }
 
 /// Applies `rw` to the filters and bodies of all continuations in `conts`.
@@ -66,8 +70,9 @@ pub fn lower_markers(w: &mut World) {
     }
 }
 
-/// Replaces continuations that only forward their parameters by their target.
-pub fn eta(w: &mut World) {
+/// Replaces continuations that only forward their parameters by their target; whether any
+/// was.
+pub fn eta(w: &mut World) -> bool {
     let (conts, _) = reachable(w);
     let mut target: FxHashMap<Def, Def> = FxHashMap::default();
     for &k in &conts {
@@ -90,9 +95,10 @@ pub fn eta(w: &mut World) {
         }
     }
     if target.is_empty() {
-        return;
+        return false;
     }
     let mut rw = Rewriter::new();
+    let mut mapped = false;
     for (&k, &t) in &target {
         // Follow chains k -> k2 -> g, stopping at cycles.
         let mut t = t;
@@ -106,9 +112,13 @@ pub fn eta(w: &mut World) {
         }
         if t != k {
             rw.map(k, t);
+            mapped = true;
         }
     }
-    apply(w, &mut rw, &conts);
+    if mapped {
+        apply(w, &mut rw, &conts);
+    }
+    mapped
 }
 
 /// Whether `d` depends on a parameter of `k` (through structural defs).
@@ -129,8 +139,8 @@ fn uses_params_of(w: &World, d: Def, k: Def) -> bool {
 }
 
 /// Drops parameters of continuations that are only jumped to: unused ones, and those that
-/// every jump passes the same constant for.
-pub fn drop_params(w: &mut World) {
+/// every jump passes the same constant for. Whether any were.
+pub fn drop_params(w: &mut World) -> bool {
     let (conts, uses) = reachable(w);
     // Where each continuation is the callee of a jump, and how many such jumps there are.
     let mut sites: FxHashMap<Def, Vec<Def>> = FxHashMap::default();
@@ -201,8 +211,8 @@ pub fn drop_params(w: &mut World) {
         let keep: Vec<bool> = subst.iter().map(Option::is_none).collect();
         replaced.push((k, clone, keep));
     }
+    let changed = !replaced.is_empty();
     for (k, clone, keep) in replaced {
-        let _ = k;
         for &s in &sites[&k] {
             if let Some((_, args)) = w.body(s).map(|(c, a)| (c, a.to_vec())) {
                 let rest: Vec<Def> = args
@@ -215,4 +225,5 @@ pub fn drop_params(w: &mut World) {
             }
         }
     }
+    changed
 }

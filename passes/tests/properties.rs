@@ -1,0 +1,129 @@
+//! Properties of the passes over random programs: every pass and every pipeline keeps the
+//! interpreter's results and the IR verifying, and a pipeline run twice changes nothing the
+//! second time.
+//!
+//! Each property runs `PROPTEST_CASES` cases (1,000 by default).
+
+use durin_ir::equiv::alpha_equivalent;
+use durin_ir::strategy::{recipe, Recipe};
+use durin_ir::{text, verify, Def, Node, World};
+use durin_passes::{Config, Pipeline, PrintAfter, RunOptions, PASSES};
+use proptest::prelude::*;
+
+fn config() -> ProptestConfig {
+    let cases = std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1000);
+    ProptestConfig {
+        cases,
+        ..ProptestConfig::default()
+    }
+}
+
+fn entry(w: &World) -> Def {
+    w.externals().next().expect("the program keeps its entry")
+}
+
+fn opts(fuel: u64) -> RunOptions {
+    RunOptions {
+        verify_each: true,
+        print_after: PrintAfter::None,
+        config: Config { fuel },
+    }
+}
+
+/// Runs `pipeline` on a copy of `w` and checks that the results stay the same.
+fn preserves(
+    w: &World,
+    pipeline: &Pipeline,
+    a: i32,
+    b: i32,
+    x: f64,
+) -> Result<World, TestCaseError> {
+    let before = Recipe::run(w, entry(w), a, b, x);
+    prop_assert!(before.is_ok(), "generated programs run: {:?}", before);
+    let mut after = w.clone();
+    if let Err(e) = pipeline.run(&mut after, &opts(10_000), |_, _| {}) {
+        return Err(TestCaseError::fail(format!("{e}\n{}", text::print(w))));
+    }
+    let got = Recipe::run(&after, entry(&after), a, b, x);
+    prop_assert_eq!(
+        &before,
+        &got,
+        "{:?} changed the results of\n{}\ninto\n{}",
+        pipeline.names(),
+        text::print(w),
+        text::print(&after)
+    );
+    Ok(after)
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn every_pass_preserves_results(r in recipe(), a in any::<i32>(), b in any::<i32>(), x in -1e4f64..1e4) {
+        let (w, _) = r.build();
+        for (name, _) in PASSES {
+            preserves(&w, &Pipeline::parse(name).expect("a pass"), a, b, x)?;
+        }
+    }
+
+    #[test]
+    fn every_level_preserves_results(r in recipe(), a in any::<i32>(), b in any::<i32>(), x in -1e4f64..1e4) {
+        let (w, _) = r.build();
+        for level in 0..=3 {
+            preserves(&w, &Pipeline::for_level(level), a, b, x)?;
+        }
+    }
+
+    #[test]
+    fn pipelines_reach_a_fixed_point(r in recipe()) {
+        let (w, _) = r.build();
+        for level in 0..=3 {
+            let p = Pipeline::for_level(level);
+            let mut once = w.clone();
+            p.run(&mut once, &opts(10_000), |_, _| {}).map_err(|e| TestCaseError::fail(e.to_string()))?;
+            let mut twice = once.clone();
+            p.run(&mut twice, &opts(10_000), |_, _| {}).map_err(|e| TestCaseError::fail(e.to_string()))?;
+            if let Err(e) = alpha_equivalent(&once, &twice) {
+                return Err(TestCaseError::fail(format!(
+                    "-O{level} changed its own output: {e}\n--- once\n{}--- twice\n{}",
+                    text::print(&once),
+                    text::print(&twice)
+                )));
+            }
+        }
+    }
+
+    /// Filters set at random make the partial evaluator specialize (and often unroll) the
+    /// random programs: the results stay the same, or the fuel runs out with an error.
+    #[test]
+    fn specialization_preserves_results(
+        r in recipe(), picks in proptest::collection::vec(any::<bool>(), 16),
+        a in any::<i32>(), b in any::<i32>(), x in -1e4f64..1e4,
+    ) {
+        let (mut w, _) = r.build();
+        let conts: Vec<Def> = w.continuations().filter(|&k| !w.is_external(k)).collect();
+        for (i, &k) in conts.iter().enumerate() {
+            if picks[i % picks.len()] && w.node(k) == Node::Cont {
+                let t = w.lit_bool(true);
+                for p in 0..w.num_params(k) {
+                    w.set_filter(k, p, t);
+                }
+            }
+        }
+        let before = Recipe::run(&w, entry(&w), a, b, x);
+        prop_assert!(before.is_ok());
+        let mut after = w.clone();
+        match Pipeline::for_level(3).run(&mut after, &opts(300), |_, _| {}) {
+            Ok(_) => {
+                prop_assert!(verify::verify(&after).is_ok());
+                let got = Recipe::run(&after, entry(&after), a, b, x);
+                prop_assert_eq!(&before, &got, "\n{}\ninto\n{}", text::print(&w), text::print(&after));
+            }
+            Err(e) => prop_assert!(e.message.contains("ran out of fuel"), "{}", e),
+        }
+    }
+}
