@@ -15,15 +15,17 @@ use crate::rewrite::{scope_of, specialize, DefSet, Rewriter};
 use durin_ir::{Def, Node, World};
 use rustc_hash::FxHashMap;
 
-/// Runs the cleanups until none changes anything (at most 32 times).
-pub fn run(w: &mut World) {
-    lower_markers(w);
+/// Runs the cleanups until none changes anything (at most 32 times); whether any did.
+pub fn run(w: &mut World) -> bool {
+    let mut any = lower_markers(w);
     for _ in 0..32 {
         let changed = eta(w) | drop_params(w);
+        any |= changed;
         if !changed {
             break;
         }
     }
+    any
 }
 
 /// Applies `rw` to the filters and bodies of all continuations in `conts`.
@@ -33,8 +35,8 @@ fn apply(w: &mut World, rw: &mut Rewriter, conts: &DefSet) {
     }
 }
 
-/// Removes `run`, `hlt` and unfolded `known` markers.
-pub fn lower_markers(w: &mut World) {
+/// Removes `run`, `hlt` and unfolded `known` markers; whether there were any.
+pub fn lower_markers(w: &mut World) -> bool {
     let (conts, uses) = reachable(w);
     let mut rw = Rewriter::new();
     let mut any = false;
@@ -68,6 +70,7 @@ pub fn lower_markers(w: &mut World) {
         }
         apply(w, &mut rw, &conts);
     }
+    any
 }
 
 /// Replaces continuations that only forward their parameters by their target; whether any
@@ -83,7 +86,11 @@ pub fn eta(w: &mut World) -> bool {
             continue;
         };
         let n = w.num_params(k);
-        if callee == k || args.len() != n {
+        // Only a jump to a continuation or a parameter: a computed callee (a branch) would
+        // be evaluated where `k` is referenced, before the branch that leads to `k`, and
+        // computing it may fail there (an index out of bounds on a loop's exit path).
+        let simple = matches!(w.node(callee), Node::Cont | Node::Param(_));
+        if callee == k || args.len() != n || !simple {
             continue;
         }
         let forwards = args

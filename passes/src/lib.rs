@@ -90,6 +90,10 @@ pub const PASSES: &[(&str, &str)] = &[
     ),
     ("inline", "inline continuations used once (no specialization)"),
     (
+        "simplify",
+        "inline continuations used once and clean up, again until nothing changes",
+    ),
+    (
         "cleanup",
         "remove `run`/`hlt`/`known` markers, eta-reduce forwarding continuations, drop unused parameters and parameters always given the same constant",
     ),
@@ -125,6 +129,22 @@ impl Pass for Named {
             .map(|_| ()),
             "cleanup" => {
                 cleanup::run(w);
+                Ok(())
+            }
+            "simplify" => {
+                let opts = pe::Options {
+                    specialize: false,
+                    cff: false,
+                    fuel: config.fuel,
+                    ..pe::Options::default()
+                };
+                for _ in 0..32 {
+                    let inlined = pe::run(w, opts)?.changed();
+                    let cleaned = cleanup::run(w);
+                    if !inlined && !cleaned {
+                        break;
+                    }
+                }
                 Ok(())
             }
             "dce" => {
@@ -190,8 +210,8 @@ impl Pipeline {
     pub fn for_level(level: u8) -> Pipeline {
         let names: &[&str] = match level {
             0 => &["cleanup", "dce"],
-            1 => &["inline", "cleanup", "dce"],
-            _ => &["pe", "cleanup", "pe", "cleanup", "inline", "dce"],
+            1 => &["simplify", "dce"],
+            _ => &["pe", "simplify", "pe", "simplify", "dce"],
         };
         Pipeline::from_names(names)
     }

@@ -127,8 +127,13 @@ pub(crate) fn reachable(w: &World) -> (DefSet, FxHashMap<Def, u32>) {
         seen.insert(e);
     }
     while let Some(d) = stack.pop() {
-        if w.node(d) == Node::Cont {
-            conts.insert(d);
+        match w.node(d) {
+            Node::Cont => {
+                conts.insert(d);
+            }
+            // A parameter's operand is its continuation: not a use of it.
+            Node::Param(_) => continue,
+            _ => {}
         }
         for &o in w.ops(d) {
             *uses.entry(o).or_default() += 1;
