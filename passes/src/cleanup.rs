@@ -18,6 +18,7 @@ use rustc_hash::FxHashMap;
 /// Runs the cleanups until none changes anything (at most 32 times); whether any did.
 pub fn run(w: &mut World) -> bool {
     let mut any = lower_markers(w);
+    any |= fold_constant_loads(w);
     for _ in 0..32 {
         let changed = eta(w) | drop_params(w);
         any |= changed;
@@ -68,6 +69,56 @@ pub fn lower_markers(w: &mut World) -> bool {
                 rw.map(d, x);
             }
         }
+        apply(w, &mut rw, &conts);
+    }
+    any
+}
+
+/// Loads from an immutable global at a constant position (`weights(2)` of a `static`
+/// array) become the value, so that constant tables disappear after specialization.
+pub fn fold_constant_loads(w: &mut World) -> bool {
+    let (conts, uses) = reachable(w);
+    let mut rw = Rewriter::new();
+    let mut any = false;
+    let loads: Vec<Def> = uses
+        .keys()
+        .copied()
+        .filter(|&d| w.node(d) == Node::Load)
+        .collect();
+    for l in loads {
+        let (mem, ptr) = (w.ops(l)[0], w.ops(l)[1]);
+        // The path from the global to the loaded value: constant indices only.
+        let mut path = Vec::new();
+        let mut p = ptr;
+        while w.node(p) == Node::Lea {
+            match w.lit_bits(w.ops(p)[1]) {
+                Some(i) => path.push(i),
+                None => break,
+            }
+            p = w.ops(p)[0];
+        }
+        if w.node(p) != (Node::Global { mutable: false }) {
+            continue;
+        }
+        let mut value = w.ops(p)[0];
+        let mut ok = true;
+        for &i in path.iter().rev() {
+            let built = matches!(w.node(value), Node::Tuple | Node::Struct | Node::Array);
+            match w.ops(value).get(i as usize) {
+                Some(&v) if built => value = v,
+                _ => {
+                    ok = false;
+                    break;
+                }
+            }
+        }
+        if ok && !w.has_params(value) {
+            let t = w.tuple(&[mem, value]);
+            rw.map(l, t);
+            any = true;
+        }
+    }
+    if any {
         apply(w, &mut rw, &conts);
     }
     any

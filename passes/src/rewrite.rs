@@ -286,8 +286,25 @@ pub fn specialize_scope(
         w.set_filter(clone, j, f);
     }
     rw.rewrite_body_into(w, entry, clone);
+    let mut made = vec![clone];
     for (from, to) in pairs {
         rw.rewrite_cont_into(w, from, to);
+        made.push(to);
+    }
+    // A jump back to `entry` that passes the very values substituted here is a jump to
+    // the clone: close the loop now (a later round would, but until then the clone
+    // looks used once and would be inlined, peeling the loop forever).
+    for k in made {
+        let Some((callee, a)) = w.body(k).map(|(c, a)| (c, a.to_vec())) else {
+            continue;
+        };
+        let same = callee == entry
+            && a.len() == args.len()
+            && args.iter().zip(&a).all(|(s, &x)| s.is_none_or(|v| v == x));
+        if same {
+            let rest: Vec<Def> = kept.iter().map(|&i| a[i]).collect();
+            w.set_body(k, clone, &rest);
+        }
     }
     (clone, scope)
 }
