@@ -98,6 +98,63 @@ fn accepted_programs_print_what_they_compute() {
     );
 }
 
+/// Programs in `tests/pe/` are optimized at `-O2`; their IR must match the `.ir` snapshot
+/// and the facts their headers state: `// conts: N` (continuations left), `// absent: text`
+/// and `// present: text` (in the IR).
+#[test]
+fn partial_evaluation_gives_the_expected_ir() {
+    let files = files("../pe");
+    assert!(files.len() >= 5, "expected the partial-evaluation examples");
+    let bless = std::env::var_os("DURIN_BLESS").is_some();
+    let mut failures = Vec::new();
+    for f in &files {
+        let src = std::fs::read_to_string(f).expect("readable");
+        let out = durin(&["check", "-O2", "--verify-each", "--print-ir"], f, &[]);
+        let ir = String::from_utf8_lossy(&out.stdout).to_string();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        if !out.status.success() || !stderr.is_empty() {
+            failures.push(format!("{}: failed\n{stderr}", f.display()));
+            continue;
+        }
+        let conts = ir
+            .lines()
+            .filter(|l| l.starts_with("cont ") || l.starts_with("extern cont ") && l.ends_with('{'))
+            .count();
+        for line in src.lines().take_while(|l| l.starts_with("//")) {
+            let fact = if let Some(n) = line.strip_prefix("// conts:") {
+                let n: usize = n.trim().parse().expect("a number");
+                (conts == n)
+                    .then_some(())
+                    .ok_or(format!("{conts} continuations, want {n}"))
+            } else if let Some(t) = line.strip_prefix("// absent:") {
+                (!ir.contains(t.trim()))
+                    .then_some(())
+                    .ok_or(format!("`{}` is in the IR", t.trim()))
+            } else if let Some(t) = line.strip_prefix("// present:") {
+                ir.contains(t.trim())
+                    .then_some(())
+                    .ok_or(format!("`{}` is not in the IR", t.trim()))
+            } else {
+                Ok(())
+            };
+            if let Err(e) = fact {
+                failures.push(format!("{}: {e}\n{ir}", f.display()));
+            }
+        }
+        let snap = f.with_extension("ir");
+        if bless {
+            std::fs::write(&snap, &ir).expect("snapshot writable");
+        } else if std::fs::read_to_string(&snap).unwrap_or_default() != ir {
+            failures.push(format!(
+                "{}: IR differs from {}\n{ir}",
+                f.display(),
+                snap.display()
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
 #[test]
 fn rejected_programs_give_the_expected_diagnostics() {
     snapshots("fail", 1, 40);
