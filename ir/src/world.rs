@@ -262,6 +262,11 @@ impl World {
         (0..self.defs.len()).map(Def::from_index)
     }
 
+    /// The defs made after the first `start` ones, in creation order (what a step added).
+    pub fn defs_from(&self, start: usize) -> impl Iterator<Item = Def> + '_ {
+        (start.min(self.defs.len())..self.defs.len()).map(Def::from_index)
+    }
+
     /// Every continuation and global, in creation order.
     pub fn nominals(&self) -> impl Iterator<Item = Def> + '_ {
         self.nominals.iter().copied()

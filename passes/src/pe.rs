@@ -17,7 +17,7 @@
 //! Each specialization or inlining costs one unit of fuel. Running out is an error that
 //! names the call site and the chain of specializations that led to it.
 
-use crate::rewrite::{closed_conts, specialize_scope, DefSet};
+use crate::rewrite::{closed_conts, specialize_in, DefSet, ScopeIndex};
 use crate::PassError;
 use durin_ir::{Def, Loc, Node, TypeKind, World};
 use rustc_hash::FxHashMap;
@@ -83,6 +83,8 @@ struct Pe<'w> {
     closed: FxHashMap<Def, bool>,
     /// Continuations whose scope has been cloned: their own jumps are left alone.
     templates: DefSet,
+    /// Scopes, kept up to date as continuations are made and rewritten.
+    index: ScopeIndex,
     stats: Stats,
 }
 
@@ -106,6 +108,7 @@ pub fn run(w: &mut World, opts: Options) -> Result<Stats, PassError> {
         cff_count: FxHashMap::default(),
         closed: FxHashMap::default(),
         templates: DefSet::default(),
+        index: ScopeIndex::default(),
         stats: Stats::default(),
     };
     loop {
@@ -149,6 +152,7 @@ impl Pe<'_> {
     /// One pass over the reachable program; whether it changed anything.
     fn round(&mut self) -> Result<bool, PassError> {
         let (conts, uses) = reachable(self.w);
+        self.index = ScopeIndex::new(self.w, &conts);
         self.closed = if self.opts.cff {
             closed_conts(self.w, &conts)
         } else {
@@ -203,7 +207,7 @@ impl Pe<'_> {
                     // Only small local continuations (loops, join points): specializing a
                     // large region copies it, and the copies nest.
                     if key_args.iter().any(Option::is_some)
-                        && crate::rewrite::scope_of(self.w, target).len() <= CFF_MAX_SCOPE
+                        && self.index.scope(target).len() <= CFF_MAX_SCOPE
                     {
                         let key = (target, key_args.clone());
                         if !self.memo.contains_key(&key) {
@@ -247,6 +251,7 @@ impl Pe<'_> {
             Some((callee, rest)) => self.w.set_body(k, callee, &rest),
             None => self.w.clear_body(k),
         }
+        self.index.add(self.w, k);
         Ok(())
     }
 
@@ -254,13 +259,15 @@ impl Pe<'_> {
     fn clone_of(&mut self, site: Def, target: Def, args: &[Option<Def>]) -> Def {
         let name = self.w.name(target).unwrap_or("k").to_string();
         let before = self.w.num_defs();
-        let (c, scope) = specialize_scope(self.w, target, args, &name);
+        let scope = self.index.scope(target);
+        let c = specialize_in(self.w, target, args, &name, &scope);
         // The originals are templates now: their jumps are specialized in the clones, not
         // in them (specializing inside a template would be copied into every clone).
         self.templates.extend(scope);
-        for d in self.w.defs().skip(before).collect::<Vec<_>>() {
+        for d in self.w.defs_from(before).collect::<Vec<_>>() {
             if self.w.node(d) == Node::Cont {
                 self.origin.insert(d, (site, target));
+                self.index.add(self.w, d);
             }
         }
         c
@@ -304,6 +311,7 @@ impl Pe<'_> {
             .map(|(&a, _)| a)
             .collect();
         self.w.set_body(k, clone, &rest);
+        self.index.add(self.w, k);
         Ok(())
     }
 

@@ -186,6 +186,60 @@ pub fn scope_of(w: &World, entry: Def) -> DefSet {
         .collect()
 }
 
+/// Who uses the parameters of each continuation and who references it, for finding scopes
+/// by walking backwards from their entry (in time proportional to the scope). Edges are
+/// only ever added: a stale edge makes a scope larger than needed (a clone of a
+/// continuation that did not need one), never smaller.
+#[derive(Default)]
+pub struct ScopeIndex {
+    param_users: FxHashMap<Def, Vec<Def>>,
+    referenced_by: FxHashMap<Def, Vec<Def>>,
+}
+
+impl ScopeIndex {
+    /// The index of the continuations in `conts`.
+    pub fn new(w: &World, conts: &DefSet) -> ScopeIndex {
+        let mut ix = ScopeIndex::default();
+        for &k in conts {
+            ix.add(w, k);
+        }
+        ix
+    }
+
+    /// Records what `k` uses now.
+    pub fn add(&mut self, w: &World, k: Def) {
+        let (conts, params) = direct_uses(w, k);
+        for p in params {
+            self.param_users.entry(w.ops(p)[0]).or_default().push(k);
+        }
+        for c in conts {
+            self.referenced_by.entry(c).or_default().push(k);
+        }
+    }
+
+    /// The scope of `entry` (see [`scope_of`]), the entry first.
+    pub fn scope(&self, entry: Def) -> DefSet {
+        let mut members = DefSet::default();
+        members.insert(entry);
+        let mut at = 0;
+        while at < members.len() {
+            let m = members[at];
+            at += 1;
+            let users = self.param_users.get(&m).into_iter().flatten();
+            let refs = self
+                .referenced_by
+                .get(&m)
+                .filter(|_| m != entry)
+                .into_iter()
+                .flatten();
+            for &c in users.chain(refs) {
+                members.insert(c);
+            }
+        }
+        members
+    }
+}
+
 /// Which of `conts` (a set closed under references, such as everything reachable from the
 /// externals) are *closed*: they use no parameter of another continuation, directly or
 /// through the continuations they reference. Closed continuations are top-level functions.
@@ -252,6 +306,18 @@ pub fn specialize_scope(
     name: &str,
 ) -> (Def, DefSet) {
     let scope = scope_of(w, entry);
+    let c = specialize_in(w, entry, args, name, &scope);
+    (c, scope)
+}
+
+/// [`specialize`] with the scope of `entry` given.
+pub fn specialize_in(
+    w: &mut World,
+    entry: Def,
+    args: &[Option<Def>],
+    name: &str,
+    scope: &DefSet,
+) -> Def {
     let mut rw = Rewriter::new();
     let ptys = cont_param_types(w, entry);
     let kept: Vec<usize> = (0..ptys.len()).filter(|&i| args[i].is_none()).collect();
@@ -306,7 +372,7 @@ pub fn specialize_scope(
             w.set_body(k, clone, &rest);
         }
     }
-    (clone, scope)
+    clone
 }
 
 /// The parameter types of continuation `k`.
