@@ -7,14 +7,7 @@ use durin_frontend::{diag, driver, lexer, parser};
 use proptest::prelude::*;
 
 fn config() -> ProptestConfig {
-    let cases = std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(1000);
-    ProptestConfig {
-        cases,
-        ..ProptestConfig::default()
-    }
+    durin_ir::strategy::test_config()
 }
 
 const SAMPLE: &str = include_str!("sample.art");

@@ -32,6 +32,19 @@ use crate::types::Type;
 use crate::world::World;
 use proptest::prelude::*;
 
+/// The proptest configuration of durin's property tests: `PROPTEST_CASES` cases (1,000
+/// when unset), so that a long local run is one environment variable away.
+pub fn test_config() -> ProptestConfig {
+    let cases = std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1000);
+    ProptestConfig {
+        cases,
+        ..ProptestConfig::default()
+    }
+}
+
 /// One step of a random program. Operands are indices into the values available at that
 /// point (taken modulo their number), so every recipe builds a valid program, and shrinking
 /// keeps it valid.

@@ -9,14 +9,7 @@ use durin_ir::{text, verify, Def, World};
 use proptest::prelude::*;
 
 fn config() -> ProptestConfig {
-    let cases = std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(1000);
-    ProptestConfig {
-        cases,
-        ..ProptestConfig::default()
-    }
+    durin_ir::strategy::test_config()
 }
 
 /// A key-independent description of a def's structure.

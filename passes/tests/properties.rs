@@ -11,14 +11,7 @@ use durin_passes::{Config, Pipeline, PrintAfter, RunOptions, PASSES};
 use proptest::prelude::*;
 
 fn config() -> ProptestConfig {
-    let cases = std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(1000);
-    ProptestConfig {
-        cases,
-        ..ProptestConfig::default()
-    }
+    durin_ir::strategy::test_config()
 }
 
 fn entry(w: &World) -> Def {
