@@ -55,6 +55,19 @@ fn literal_rank(e: &ast::Expr) -> u8 {
 }
 
 impl<'a> Checker<'a> {
+    /// Checks the `else` branch `f` after the checked `then` branch `t` (whose type it is
+    /// expected to have, unless `t` never returns); both converted to their joined type.
+    fn else_branch(&mut self, t: Expr, f: &'a ast::Expr, hint: Option<Ty>) -> (Expr, Expr, Ty) {
+        let fh = if self.resolve(t.ty) == TyTable::NORET {
+            hint
+        } else {
+            hint.or(Some(t.ty))
+        };
+        let f = self.expr(f, fh);
+        let ty = self.join(hint, &[t.ty, f.ty]);
+        (self.coerce(t, ty), self.coerce(f, ty), ty)
+    }
+
     /// Whether `hint` says something: it is given and not an unbound inference variable.
     fn known(&self, hint: Option<Ty>) -> bool {
         hint.is_some_and(|h| !matches!(self.tys.kind(self.resolve(h)), TyKind::Var(_)))
@@ -192,14 +205,7 @@ impl<'a> Checker<'a> {
                     }
                     Some(f) => {
                         let t = self.expr(then, hint);
-                        let fh = if self.resolve(t.ty) == TyTable::NORET {
-                            hint
-                        } else {
-                            hint.or(Some(t.ty))
-                        };
-                        let f = self.expr(f, fh);
-                        let ty = self.join(hint, &[t.ty, f.ty]);
-                        let (t, f) = (self.coerce(t, ty), self.coerce(f, ty));
+                        let (t, f, ty) = self.else_branch(t, f, hint);
                         Expr::new(K::If(Box::new(c), Box::new(t), Some(Box::new(f))), ty, span)
                     }
                 }
@@ -219,23 +225,13 @@ impl<'a> Checker<'a> {
                     Some(_) => self.expr(then, hint),
                 };
                 self.cx.scopes.pop();
-                let (f, ty) = match els {
-                    None => (
-                        Expr::new(K::Tuple(Vec::new()), TyTable::UNIT, span),
-                        TyTable::UNIT,
-                    ),
-                    Some(f) => {
-                        let fh = if self.resolve(t.ty) == TyTable::NORET {
-                            hint
-                        } else {
-                            hint.or(Some(t.ty))
-                        };
-                        let f = self.expr(f, fh);
-                        let ty = self.join(hint, &[t.ty, f.ty]);
-                        (f, ty)
+                let (t, f, ty) = match els {
+                    None => {
+                        let unit = Expr::new(K::Tuple(Vec::new()), TyTable::UNIT, span);
+                        (t, unit, TyTable::UNIT)
                     }
+                    Some(f) => self.else_branch(t, f, hint),
                 };
-                let (t, f) = (self.coerce(t, ty), self.coerce(f, ty));
                 let wild = hir::Pat {
                     kind: hir::PatKind::Wild,
                     ty: scrut.ty,
