@@ -129,7 +129,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Check { opt, .. } | Command::Run { opt, .. } if opt.list_passes => {
-            for (name, what) in durin_passes::PASSES {
+            for (name, what) in durin_passes::passes() {
                 println!("{name:8} {what}");
             }
             Ok(ExitCode::SUCCESS)
@@ -260,7 +260,7 @@ fn optimize(
         None => durin_passes::PrintAfter::None,
         Some("all") => durin_passes::PrintAfter::All,
         Some(p) => {
-            if !durin_passes::PASSES.iter().any(|(n, _)| *n == p) {
+            if !durin_passes::passes().any(|(n, _)| n == p) {
                 return Err(format!(
                     "error: --print-after: unknown pass `{p}` (see --list-passes)"
                 ));

@@ -11,7 +11,7 @@
 //! Unreachable code is left for [`crate::compact`] (the `dce` pass).
 
 use crate::pe::reachable;
-use crate::rewrite::{scope_of, specialize, DefSet, Rewriter};
+use crate::rewrite::{cont_param_types, scope_of, specialize, DefSet, Rewriter};
 use durin_ir::{Def, Node, World};
 use rustc_hash::FxHashMap;
 
@@ -38,38 +38,28 @@ fn apply(w: &mut World, rw: &mut Rewriter, conts: &DefSet) {
 
 /// Removes `run`, `hlt` and unfolded `known` markers; whether there were any.
 pub fn lower_markers(w: &mut World) -> bool {
-    let (conts, uses) = reachable(w);
-    let mut rw = Rewriter::new();
     let mut any = false;
-    for &d in uses.keys() {
-        match w.node(d) {
-            Node::Run | Node::Hlt => {
-                let x = w.ops(d)[0];
-                rw.map(d, x);
-                any = true;
-            }
-            Node::Known => {
-                let f = w.lit_bool(false);
-                rw.map(d, f);
-                any = true;
-            }
-            _ => {}
+    // A marker replaced by its operand may have markers inside: again until none is left
+    // (each time removes the outermost ones; markers in the initializer of a global, which
+    // continuations do not rewrite, would stay: hence the bound).
+    for _ in 0..64 {
+        let (conts, uses) = reachable(w);
+        let mut rw = Rewriter::new();
+        let mut found = false;
+        for &d in uses.keys() {
+            let to = match w.node(d) {
+                Node::Run | Node::Hlt => w.ops(d)[0],
+                Node::Known => w.lit_bool(false),
+                _ => continue,
+            };
+            rw.map(d, to);
+            found = true;
         }
-    }
-    // Markers inside markers: resolve the chains before rewriting.
-    if any {
-        let keys: Vec<Def> = uses.keys().copied().collect();
-        for d in keys {
-            if matches!(w.node(d), Node::Run | Node::Hlt) {
-                let mut x = w.ops(d)[0];
-                while matches!(w.node(x), Node::Run | Node::Hlt) {
-                    x = w.ops(x)[0];
-                }
-                let x = rw.rewrite(w, x);
-                rw.map(d, x);
-            }
+        if !found {
+            break;
         }
         apply(w, &mut rw, &conts);
+        any = true;
     }
     any
 }
@@ -148,7 +138,8 @@ pub fn eta(w: &mut World) -> bool {
             .iter()
             .enumerate()
             .all(|(i, &a)| w.node(a) == Node::Param(i as u32) && w.ops(a)[0] == k);
-        if forwards && !uses_params_of(w, callee, k) {
+        let own_param = matches!(w.node(callee), Node::Param(_)) && w.ops(callee)[0] == k;
+        if forwards && !own_param {
             target.insert(k, callee);
         }
     }
@@ -179,23 +170,6 @@ pub fn eta(w: &mut World) -> bool {
     mapped
 }
 
-/// Whether `d` depends on a parameter of `k` (through structural defs).
-fn uses_params_of(w: &World, d: Def, k: Def) -> bool {
-    let mut stack = vec![d];
-    let mut seen = DefSet::default();
-    while let Some(x) = stack.pop() {
-        if !seen.insert(x) || !w.has_params(x) {
-            continue;
-        }
-        match w.node(x) {
-            Node::Param(_) if w.ops(x)[0] == k => return true,
-            Node::Param(_) | Node::Cont | Node::Global { .. } => {}
-            _ => stack.extend_from_slice(w.ops(x)),
-        }
-    }
-    false
-}
-
 /// Drops parameters of continuations that are only jumped to: unused ones, and those that
 /// every jump passes the same constant for. Whether any were.
 pub fn drop_params(w: &mut World) -> bool {
@@ -222,13 +196,9 @@ pub fn drop_params(w: &mut World) -> bool {
         let Some(callers) = sites.get(&k) else {
             continue;
         };
-        // Every use of `k` must be as the callee of one of these jumps.
-        let total = uses.get(&k).copied().unwrap_or(0) as usize;
-        let as_callee = callers
-            .iter()
-            .filter(|&&s| w.body(s).is_some_and(|(_, a)| !a.contains(&k)))
-            .count();
-        if total != callers.len() || as_callee != callers.len() {
+        // Every use of `k` must be as the callee of one of these jumps (a use anywhere else,
+        // an argument included, makes more uses than jumps).
+        if uses.get(&k).copied().unwrap_or(0) as usize != callers.len() {
             continue;
         }
         let n = w.num_params(k);
@@ -237,10 +207,7 @@ pub fn drop_params(w: &mut World) -> bool {
             let p = w.param_if_built(k, i);
             let unused = p.is_none_or(|p| !used_params.contains(&p));
             if unused {
-                let t = w.types().cont_params(w.type_of(k)).map(|ps| ps[i]);
-                if let Some(t) = t {
-                    *slot = Some(w.bottom(t));
-                }
+                *slot = Some(w.bottom(cont_param_types(w, k)[i]));
                 continue;
             }
             let first = w.body(callers[0]).map(|(_, a)| a[i]);

@@ -2,6 +2,7 @@
 //! into a new world; the rest (the old versions of specialized or inlined code) stays
 //! behind. Names, locations and the order of nominals are kept, so the text form is stable.
 
+use crate::rewrite::cont_param_types;
 use durin_ir::{Def, Node, World};
 use rustc_hash::FxHashMap;
 
@@ -47,11 +48,7 @@ impl Copier<'_> {
             match old.node(x) {
                 Node::Cont => {
                     stack.pop();
-                    let tys = old
-                        .types()
-                        .cont_params(old.type_of(x))
-                        .map(|p| p.to_vec())
-                        .unwrap_or_default();
+                    let tys = cont_param_types(old, x);
                     let k = self.new.cont(&tys, old.name(x).unwrap_or("k"));
                     if old.is_external(x) {
                         self.new.make_external(k);

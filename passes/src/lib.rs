@@ -82,77 +82,91 @@ pub trait Pass {
     fn run(&self, w: &mut World, config: &Config) -> Result<(), PassError>;
 }
 
-/// Every pass, by name, with what it does (for `--help` and errors).
-pub const PASSES: &[(&str, &str)] = &[
-    (
-        "pe",
-        "partial evaluation: specialize calls whose filter holds, inline continuations used once, and specialize local continuations on the continuations they are passed",
-    ),
-    ("inline", "inline continuations used once (no specialization)"),
-    (
-        "simplify",
-        "inline continuations used once and clean up, again until nothing changes",
-    ),
-    (
-        "cleanup",
-        "remove `run`/`hlt`/`known` markers, eta-reduce forwarding continuations, drop unused parameters and parameters always given the same constant",
-    ),
-    ("dce", "keep only what the external continuations reach"),
-];
+/// The built-in passes.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Builtin {
+    Pe,
+    Inline,
+    Simplify,
+    Cleanup,
+    Dce,
+}
 
-struct Named(&'static str);
+impl Builtin {
+    const ALL: [Builtin; 5] = [
+        Builtin::Pe,
+        Builtin::Inline,
+        Builtin::Simplify,
+        Builtin::Cleanup,
+        Builtin::Dce,
+    ];
 
-impl Pass for Named {
+    fn name(self) -> &'static str {
+        match self {
+            Builtin::Pe => "pe",
+            Builtin::Inline => "inline",
+            Builtin::Simplify => "simplify",
+            Builtin::Cleanup => "cleanup",
+            Builtin::Dce => "dce",
+        }
+    }
+
+    fn description(self) -> &'static str {
+        match self {
+            Builtin::Pe => "partial evaluation: specialize calls whose filter holds, inline continuations used once, and specialize local continuations on the continuations they are passed",
+            Builtin::Inline => "inline continuations used once (no specialization)",
+            Builtin::Simplify => "inline continuations used once and clean up, again until nothing changes",
+            Builtin::Cleanup => "remove `run`/`hlt`/`known` markers, fold loads of constant tables, eta-reduce forwarding continuations, drop unused parameters and parameters always given the same constant",
+            Builtin::Dce => "keep only what the external continuations reach",
+        }
+    }
+}
+
+/// Every built-in pass, by name, with what it does (for `--list-passes`).
+pub fn passes() -> impl Iterator<Item = (&'static str, &'static str)> {
+    Builtin::ALL
+        .into_iter()
+        .map(|b| (b.name(), b.description()))
+}
+
+impl Pass for Builtin {
     fn name(&self) -> &'static str {
-        self.0
+        Builtin::name(*self)
     }
 
     fn run(&self, w: &mut World, config: &Config) -> Result<(), PassError> {
-        match self.0 {
-            "pe" => pe::run(
-                w,
-                pe::Options {
-                    fuel: config.fuel,
-                    ..pe::Options::default()
-                },
-            )
-            .map(|_| ()),
-            "inline" => pe::run(
-                w,
-                pe::Options {
-                    specialize: false,
-                    cff: false,
-                    fuel: config.fuel,
-                    ..pe::Options::default()
-                },
-            )
-            .map(|_| ()),
-            "cleanup" => {
-                cleanup::run(w);
-                Ok(())
-            }
-            "simplify" => {
+        let inline_only = pe::Options {
+            specialize: false,
+            cff: false,
+            fuel: config.fuel,
+            ..pe::Options::default()
+        };
+        match self {
+            Builtin::Pe => {
                 let opts = pe::Options {
-                    specialize: false,
-                    cff: false,
                     fuel: config.fuel,
                     ..pe::Options::default()
                 };
+                pe::run(w, opts)?;
+            }
+            Builtin::Inline => {
+                pe::run(w, inline_only)?;
+            }
+            Builtin::Simplify => {
                 for _ in 0..32 {
-                    let inlined = pe::run(w, opts)?.changed();
+                    let inlined = pe::run(w, inline_only)?.changed();
                     let cleaned = cleanup::run(w);
                     if !inlined && !cleaned {
                         break;
                     }
                 }
-                Ok(())
             }
-            "dce" => {
-                *w = compact::compact(w);
-                Ok(())
+            Builtin::Cleanup => {
+                cleanup::run(w);
             }
-            other => Err(PassError::new(format!("unknown pass `{other}`"), None)),
+            Builtin::Dce => *w = compact::compact(w),
         }
+        Ok(())
     }
 }
 
@@ -208,39 +222,35 @@ pub struct PassTime {
 impl Pipeline {
     /// The pipeline of optimization level `level` (0 to 3).
     pub fn for_level(level: u8) -> Pipeline {
-        let names: &[&str] = match level {
-            0 => &["cleanup", "dce"],
-            1 => &["simplify", "dce"],
-            _ => &["pe", "simplify", "pe", "simplify", "dce"],
+        use Builtin::*;
+        let passes: &[Builtin] = match level {
+            0 => &[Cleanup, Dce],
+            1 => &[Simplify, Dce],
+            _ => &[Pe, Simplify, Pe, Simplify, Dce],
         };
-        Pipeline::from_names(names)
+        Pipeline::of(passes)
     }
 
     /// A pipeline from comma-separated pass names, such as `"pe,cleanup,dce"`.
     pub fn parse(text: &str) -> Result<Pipeline, String> {
-        let names: Vec<&str> = text
-            .split(',')
-            .map(str::trim)
-            .filter(|s| !s.is_empty())
-            .collect();
-        let mut known = Vec::new();
-        for n in names {
-            match PASSES.iter().find(|(p, _)| *p == n) {
-                Some((p, _)) => known.push(*p),
+        let mut passes = Vec::new();
+        for n in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            match Builtin::ALL.into_iter().find(|b| b.name() == n) {
+                Some(b) => passes.push(b),
                 None => {
-                    let all: Vec<&str> = PASSES.iter().map(|(p, _)| *p).collect();
+                    let all: Vec<&str> = Builtin::ALL.iter().map(|b| b.name()).collect();
                     return Err(format!("unknown pass `{n}` (passes: {})", all.join(", ")));
                 }
             }
         }
-        Ok(Pipeline::from_names(&known))
+        Ok(Pipeline::of(&passes))
     }
 
-    fn from_names(names: &[&'static str]) -> Pipeline {
+    fn of(passes: &[Builtin]) -> Pipeline {
         Pipeline {
-            passes: names
+            passes: passes
                 .iter()
-                .map(|&n| Box::new(Named(n)) as Box<dyn Pass>)
+                .map(|&b| Box::new(b) as Box<dyn Pass>)
                 .collect(),
         }
     }

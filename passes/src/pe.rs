@@ -177,13 +177,16 @@ impl Pe<'_> {
                 if self.w.node(target) != Node::Cont || self.w.body(target).is_none() {
                     break;
                 }
-                let filter = self.opts.specialize && (forced || self.filter_holds(target, &args));
-                let key_args = self.substituted(&args, |_, _| true);
-                // Specializing on nothing (only `mem` or `hlt` arguments) gains nothing.
-                if filter && key_args.iter().any(Option::is_some) {
-                    self.jump_to_clone(k, target, &args, key_args, true)?;
-                    changed = true;
-                    continue;
+                if self.opts.specialize && (forced || self.filter_holds(target, &args)) {
+                    let key_args = self.substituted(&args, |_, _| true);
+                    // Specializing on nothing (only `mem` or `hlt` arguments) gains nothing.
+                    if key_args.iter().any(Option::is_some) {
+                        if self.jump_to_clone(k, target, &args, key_args)? {
+                            self.stats.specialized += 1;
+                        }
+                        changed = true;
+                        continue;
+                    }
                 }
                 let once = uses.get(&target).copied() == Some(1)
                     && self.w.ops(k).contains(&target)
@@ -202,19 +205,16 @@ impl Pe<'_> {
                     && self.cff_count.get(&target).copied().unwrap_or(0) < CFF_LIMIT
                     && !self.closed.get(&target).copied().unwrap_or(true)
                 {
-                    let key_args =
-                        self.substituted(&args, |w, a| w.node(a) == Node::Cont && is_cont(w, a));
+                    let key_args = self.substituted(&args, |w, a| w.node(a) == Node::Cont);
                     // Only small local continuations (loops, join points): specializing a
                     // large region copies it, and the copies nest.
                     if key_args.iter().any(Option::is_some)
                         && self.index.scope(target).len() <= CFF_MAX_SCOPE
                     {
-                        let key = (target, key_args.clone());
-                        if !self.memo.contains_key(&key) {
+                        if self.jump_to_clone(k, target, &args, key_args)? {
                             *self.cff_count.entry(target).or_default() += 1;
                             self.stats.cff += 1;
                         }
-                        self.jump_to_clone(k, target, &args, key_args, true)?;
                         changed = true;
                         continue;
                     }
@@ -240,10 +240,7 @@ impl Pe<'_> {
     /// Beta reduction: `k`'s jump to `target` becomes `target`'s body with the arguments
     /// substituted.
     fn inline(&mut self, k: Def, target: Def, args: &[Def]) -> Result<(), PassError> {
-        if self.fuel_left == 0 {
-            return Err(self.out_of_fuel(k, target));
-        }
-        self.fuel_left -= 1;
+        self.spend_fuel(k, target)?;
         self.stats.inlined += 1;
         let all: Vec<Option<Def>> = args.iter().map(|&a| Some(a)).collect();
         let clone = self.clone_of(k, target, &all);
@@ -273,35 +270,35 @@ impl Pe<'_> {
         c
     }
 
-    /// Makes `k` jump to the specialization of `target` for `key_args` (memoized when
-    /// `memo`), passing the arguments that are not substituted.
+    /// One unit of fuel for specializing `target` at `site`, or the fuel diagnostic.
+    fn spend_fuel(&mut self, site: Def, target: Def) -> Result<(), PassError> {
+        if self.fuel_left == 0 {
+            return Err(self.out_of_fuel(site, target));
+        }
+        self.fuel_left -= 1;
+        Ok(())
+    }
+
+    /// Makes `k` jump to the (memoized) specialization of `target` for `key_args`, passing
+    /// the arguments that are not substituted; whether the specialization is new.
     fn jump_to_clone(
         &mut self,
         k: Def,
         target: Def,
         args: &[Def],
         key_args: Vec<Option<Def>>,
-        memo: bool,
-    ) -> Result<(), PassError> {
+    ) -> Result<bool, PassError> {
         let key = (target, key_args);
-        let clone = match self.memo.get(&key).copied().filter(|_| memo) {
-            Some(c) => {
+        let (clone, new) = match self.memo.get(&key) {
+            Some(&c) => {
                 self.stats.reused += 1;
-                c
+                (c, false)
             }
             None => {
-                if self.fuel_left == 0 {
-                    return Err(self.out_of_fuel(k, target));
-                }
-                self.fuel_left -= 1;
-                if memo && !self.opts.cff_only(&key.1, self.w) {
-                    self.stats.specialized += 1;
-                }
+                self.spend_fuel(k, target)?;
                 let c = self.clone_of(k, target, &key.1);
-                if memo {
-                    self.memo.insert(key.clone(), c);
-                }
-                c
+                self.memo.insert(key.clone(), c);
+                (c, true)
             }
         };
         let rest: Vec<Def> = args
@@ -312,31 +309,28 @@ impl Pe<'_> {
             .collect();
         self.w.set_body(k, clone, &rest);
         self.index.add(self.w, k);
-        Ok(())
+        Ok(new)
     }
 
     /// Whether every filter of `target` folds to `true` with its parameters replaced by
     /// `args`.
     fn filter_holds(&mut self, target: Def, args: &[Def]) -> bool {
         let filters = self.w.filters(target).to_vec();
-        if filters.is_empty() {
+        // Most continuations have no filter (all `false`): decide without rewriting.
+        if filters.is_empty() || filters.iter().any(|&f| self.w.lit_bits(f) == Some(0)) {
             return false;
+        }
+        if filters.iter().all(|&f| self.w.lit_bits(f) == Some(1)) {
+            return true;
         }
         let mut rw = crate::rewrite::Rewriter::new();
         for (i, &a) in args.iter().enumerate() {
             let p = self.w.param(target, i);
             rw.map(p, a);
         }
-        filters.iter().all(|&f| {
-            if self.w.lit_bits(f) == Some(1) {
-                return true;
-            }
-            if self.w.lit_bits(f) == Some(0) {
-                return false;
-            }
-            let r = rw.rewrite(self.w, f);
-            self.w.lit_bits(r) == Some(1)
-        })
+        filters
+            .iter()
+            .all(|&f| rw.rewrite(self.w, f) == self.w.lit_bool(true))
     }
 
     fn out_of_fuel(&self, site: Def, target: Def) -> PassError {
@@ -385,16 +379,4 @@ impl Pe<'_> {
         }
         err
     }
-}
-
-impl Options {
-    /// Whether a specialization key substitutes only continuations (a control-flow
-    /// specialization, counted apart).
-    fn cff_only(&self, args: &[Option<Def>], w: &World) -> bool {
-        args.iter().flatten().all(|&a| w.node(a) == Node::Cont)
-    }
-}
-
-fn is_cont(w: &World, d: Def) -> bool {
-    matches!(w.kind(w.type_of(d)), TypeKind::Cont(_))
 }

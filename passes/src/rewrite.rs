@@ -30,11 +30,6 @@ impl Rewriter {
         self.map.insert(from, to);
     }
 
-    /// What `d` was replaced by, if anything.
-    pub fn get(&self, d: Def) -> Option<Def> {
-        self.map.get(&d).copied()
-    }
-
     /// `d` with the substitution applied: structural defs are rebuilt (and normalized) when an
     /// operand changes; nominals and parameters change only when mapped. Iterative, so deep
     /// graphs do not overflow the stack.
@@ -141,49 +136,17 @@ pub fn direct_uses(w: &World, k: Def) -> (Vec<Def>, Vec<Def>) {
 /// directly or through another such continuation, a parameter of a continuation of the
 /// scope. Found from `entry` outwards (over what `entry` reaches), in time linear in that.
 pub fn scope_of(w: &World, entry: Def) -> DefSet {
-    // Everything reachable from `entry`, with reverse edges: who references a continuation,
-    // and who uses a parameter of a continuation.
     let mut reached = DefSet::default();
     reached.insert(entry);
-    let mut referenced_by: FxHashMap<Def, Vec<Def>> = FxHashMap::default();
-    let mut param_users: FxHashMap<Def, Vec<Def>> = FxHashMap::default();
+    let mut index = ScopeIndex::default();
     let mut i = 0;
     while i < reached.len() {
         let c = reached[i];
         i += 1;
-        let (conts, params) = direct_uses(w, c);
-        for p in params {
-            param_users.entry(w.ops(p)[0]).or_default().push(c);
-        }
-        for d in conts {
-            referenced_by.entry(d).or_default().push(c);
-            reached.insert(d);
-        }
+        index.add(w, c);
+        reached.extend(direct_uses(w, c).0);
     }
-    let mut members = DefSet::default();
-    members.insert(entry);
-    let mut queue = vec![entry];
-    while let Some(m) = queue.pop() {
-        // Users of a member's parameters are members; so are continuations that reference
-        // a member other than the entry (they have its free parameters). Referencing the
-        // entry itself (calling it) brings in none of the scope's parameters.
-        let users = param_users.get(&m).into_iter().flatten();
-        let refs = referenced_by
-            .get(&m)
-            .filter(|_| m != entry)
-            .into_iter()
-            .flatten();
-        for &c in users.chain(refs) {
-            if members.insert(c) {
-                queue.push(c);
-            }
-        }
-    }
-    // In the order they were reached, the entry first.
-    reached
-        .into_iter()
-        .filter(|c| members.contains(c))
-        .collect()
+    index.scope(entry)
 }
 
 /// Who uses the parameters of each continuation and who references it, for finding scopes
@@ -206,7 +169,7 @@ impl ScopeIndex {
         ix
     }
 
-    /// Records what `k` uses now.
+    /// Records what `k` uses now (`k`'s direct uses).
     pub fn add(&mut self, w: &World, k: Def) {
         let (conts, params) = direct_uses(w, k);
         for p in params {
@@ -217,7 +180,10 @@ impl ScopeIndex {
         }
     }
 
-    /// The scope of `entry` (see [`scope_of`]), the entry first.
+    /// The scope of `entry` (see [`scope_of`]), the entry first: users of a member's
+    /// parameters are members, and so are continuations that reference a member other than
+    /// the entry (they have its free parameters); referencing the entry itself (calling it)
+    /// brings in none of the scope's parameters.
     pub fn scope(&self, entry: Def) -> DefSet {
         let mut members = DefSet::default();
         members.insert(entry);
@@ -295,19 +261,8 @@ pub fn closed_conts(w: &World, conts: &DefSet) -> FxHashMap<Def, bool> {
 /// Jumps back to `entry` from inside its scope still go to `entry`: a recursive jump
 /// passes its own arguments and is specialized (or not) on its own.
 pub fn specialize(w: &mut World, entry: Def, args: &[Option<Def>], name: &str) -> Def {
-    specialize_scope(w, entry, args, name).0
-}
-
-/// [`specialize`], also returning the scope that was cloned.
-pub fn specialize_scope(
-    w: &mut World,
-    entry: Def,
-    args: &[Option<Def>],
-    name: &str,
-) -> (Def, DefSet) {
     let scope = scope_of(w, entry);
-    let c = specialize_in(w, entry, args, name, &scope);
-    (c, scope)
+    specialize_in(w, entry, args, name, &scope)
 }
 
 /// [`specialize`] with the scope of `entry` given.
