@@ -140,9 +140,7 @@ fn main() -> ExitCode {
             deny_warnings,
             time,
             opt,
-        } => {
-            check_command(&files, print_ir, deny_warnings, time, &opt, 0).map(|_| ExitCode::SUCCESS)
-        }
+        } => check_command(&files, print_ir, deny_warnings, time, &opt).map(|_| ExitCode::SUCCESS),
         Command::Run {
             files,
             args,
@@ -233,10 +231,10 @@ fn check_command(
     deny_warnings: bool,
     time: bool,
     opt: &OptArgs,
-    default_level: u8,
 ) -> Result<(), String> {
     let mut out = compile_files(files, deny_warnings, time)?;
-    optimize(&mut out, opt, default_level)?;
+    // Checking is about validity: it optimizes only when asked to.
+    optimize(&mut out, opt, 0)?;
     if print_ir {
         if let Some(l) = &out.lowered {
             print!("{}", text::print(&l.world));
@@ -299,24 +297,22 @@ fn optimize(
             }
             Ok(())
         }
+        // An error with a place is shown against the source, like the checker's.
         Err(e) => {
             use durin_frontend::diag::Diagnostic;
             use durin_frontend::source::Span;
-            let d = match e.loc {
-                Some(l) => {
-                    let mut d = Diagnostic::error(Span::from_loc(l), e.message.clone());
-                    for (n, loc) in &e.notes {
-                        d = match loc {
-                            Some(l) => d.with_secondary(Span::from_loc(*l), n.clone()),
-                            None => d.with_note(n.clone()),
-                        };
-                    }
-                    eprint!("{}", durin_frontend::diag::render(&out.sources, &[d]));
-                    return Err("error: could not compile the program (1 error)".into());
-                }
-                None => e.to_string(),
+            let Some(l) = e.loc else {
+                return Err(format!("error: {e}"));
             };
-            Err(format!("error: {d}"))
+            let mut d = Diagnostic::error(Span::from_loc(l), e.message);
+            for (n, loc) in e.notes {
+                d = match loc {
+                    Some(l) => d.with_secondary(Span::from_loc(l), n),
+                    None => d.with_note(n),
+                };
+            }
+            eprint!("{}", durin_frontend::diag::render(&out.sources, &[d]));
+            Err("error: could not compile the program (1 error)".into())
         }
     }
 }
