@@ -14,6 +14,7 @@
 
 pub mod cleanup;
 pub mod compact;
+pub mod live;
 pub mod pe;
 pub mod rewrite;
 

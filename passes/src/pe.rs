@@ -17,7 +17,8 @@
 //! Each specialization or inlining costs one unit of fuel. Running out is an error that
 //! names the call site and the chain of specializations that led to it.
 
-use crate::rewrite::{closed_conts, specialize_in, DefSet, ScopeIndex};
+use crate::live::Live;
+use crate::rewrite::{cont_param_types, specialize_in, DefSet, ScopeIndex};
 use crate::PassError;
 use durin_ir::{Def, Loc, Node, TypeKind, World};
 use rustc_hash::FxHashMap;
@@ -85,6 +86,8 @@ struct Pe<'w> {
     templates: DefSet,
     /// Scopes, kept up to date as continuations are made and rewritten.
     index: ScopeIndex,
+    /// The live program and its use counts, kept up to date likewise.
+    live: Live,
     stats: Stats,
 }
 
@@ -109,6 +112,7 @@ pub fn run(w: &mut World, opts: Options) -> Result<Stats, PassError> {
         closed: FxHashMap::default(),
         templates: DefSet::default(),
         index: ScopeIndex::default(),
+        live: Live::default(),
         stats: Stats::default(),
     };
     loop {
@@ -149,80 +153,176 @@ pub(crate) fn reachable(w: &World) -> (DefSet, FxHashMap<Def, u32>) {
 }
 
 impl Pe<'_> {
-    /// One pass over the reachable program; whether it changed anything.
+    /// One round over the live program, continuations made on the way included; whether
+    /// it changed anything.
+    ///
+    /// The walk goes depth first from the externals along control flow (callees, branch
+    /// targets, return points passed as arguments), callers before callees, and visits only
+    /// what the program reaches *now*: a continuation whose scope was cloned is a template
+    /// by the time the walk would get inside it, and dead code (the original of an
+    /// unrolled loop) is never visited. Functions passed as values (closures) are left for
+    /// a second walk, once control flow has settled: most of them are specialized into the
+    /// code that calls them first. That order matters beyond speed: the body of
+    /// `|lower, upper| { fn @loop(i) ...; loop(lower) }` on its own unrolls forever, as
+    /// `loop(lower + 1)` still satisfies its filter; only the closures that stay
+    /// first-class get their bodies evaluated as they are.
     fn round(&mut self) -> Result<bool, PassError> {
-        let (conts, uses) = reachable(self.w);
-        self.index = ScopeIndex::new(self.w, &conts);
+        self.refresh();
+        let mut done = DefSet::default();
+        let roots: Vec<Def> = self.w.externals().collect();
+        if self.walk(roots, &mut done, true)? {
+            return Ok(true);
+        }
+        self.refresh();
+        let rest: Vec<Def> = (self.live.conts().iter())
+            .copied()
+            .filter(|k| !done.contains(k))
+            .collect();
+        self.walk(rest, &mut done, false)
+    }
+
+    /// Recomputes what the program reaches, its scopes and its top-level functions.
+    fn refresh(&mut self) {
+        self.live = Live::new(self.w);
+        let conts: DefSet = self.live.conts().iter().copied().collect();
+        self.index.rebuild(self.w, &conts);
         self.closed = if self.opts.cff {
-            closed_conts(self.w, &conts)
+            self.index.closed(self.w, &conts)
         } else {
             FxHashMap::default()
         };
+    }
+
+    /// Visits `roots` and what they reach (along control flow only, or along every
+    /// reference), skipping what is `done`; whether anything changed.
+    fn walk(
+        &mut self,
+        roots: Vec<Def>,
+        done: &mut DefSet,
+        control_only: bool,
+    ) -> Result<bool, PassError> {
         let mut changed = false;
-        let mut inlined = DefSet::default();
-        for &k in &conts {
-            // A continuation inlined this round is dead: its body belongs to the caller now.
-            if inlined.contains(&k) || self.templates.contains(&k) {
+        let mut stack = roots;
+        stack.reverse();
+        while let Some(k) = stack.pop() {
+            if self.templates.contains(&k) || !done.insert(k) {
                 continue;
             }
-            // Follow the chain of rewrites of this one jump.
-            for _ in 0..64 {
-                let Some((callee, args)) = self.w.body(k).map(|(c, a)| (c, a.to_vec())) else {
-                    break;
-                };
-                let (target, forced) = match self.w.node(callee) {
-                    Node::Run => (self.w.ops(callee)[0], true),
-                    _ => (callee, false),
-                };
-                if self.w.node(target) != Node::Cont || self.w.body(target).is_none() {
-                    break;
-                }
-                if self.opts.specialize && (forced || self.filter_holds(target, &args)) {
-                    let key_args = self.substituted(&args, |_, _| true);
-                    // Specializing on nothing (only `mem` or `hlt` arguments) gains nothing.
-                    if key_args.iter().any(Option::is_some) {
-                        if self.jump_to_clone(k, target, &args, key_args)? {
-                            self.stats.specialized += 1;
-                        }
-                        changed = true;
-                        continue;
-                    }
-                }
-                let once = uses.get(&target).copied() == Some(1)
-                    && self.w.ops(k).contains(&target)
-                    && !self.w.is_external(target)
-                    && target != k
-                    && conts.contains(&target)
-                    && !inlined.contains(&target);
-                if self.opts.inline_once && once {
-                    self.inline(k, target, &args)?;
-                    inlined.insert(target);
-                    changed = true;
-                    continue;
-                }
-                if self.opts.cff
-                    && !self.w.is_external(target)
-                    && self.cff_count.get(&target).copied().unwrap_or(0) < CFF_LIMIT
-                    && !self.closed.get(&target).copied().unwrap_or(true)
-                {
-                    let key_args = self.substituted(&args, |w, a| w.node(a) == Node::Cont);
-                    // Only small local continuations (loops, join points): specializing a
-                    // large region copies it, and the copies nest.
-                    if key_args.iter().any(Option::is_some)
-                        && self.index.scope(target).len() <= CFF_MAX_SCOPE
-                    {
-                        if self.jump_to_clone(k, target, &args, key_args)? {
-                            *self.cff_count.entry(target).or_default() += 1;
-                            self.stats.cff += 1;
-                        }
-                        changed = true;
-                        continue;
-                    }
-                }
-                break;
-            }
+            changed |= self.jump(k)?;
+            let next = if control_only {
+                self.control_successors(k)
+            } else {
+                self.index.cache().direct_uses(self.w, k).0
+            };
+            stack.extend(next.into_iter().rev());
         }
         Ok(changed)
+    }
+
+    /// Where control goes from `k`: its callee or the targets of its branch, and the
+    /// continuations it passes that are not functions (return points, loop exits).
+    fn control_successors(&self, k: Def) -> Vec<Def> {
+        let Some((callee, args)) = self.w.body(k) else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        let mut targets = vec![callee];
+        while let Some(t) = targets.pop() {
+            match self.w.node(t) {
+                Node::Cont => out.push(t),
+                Node::Select => targets.extend_from_slice(&self.w.ops(t)[1..]),
+                Node::Run | Node::Hlt => targets.push(self.w.ops(t)[0]),
+                _ => {}
+            }
+        }
+        for &a in args {
+            if self.w.node(a) == Node::Cont && !self.is_function(a) {
+                out.push(a);
+            }
+        }
+        out
+    }
+
+    /// Whether continuation `k` takes a continuation (a return point): a function, not a
+    /// block.
+    fn is_function(&self, k: Def) -> bool {
+        cont_param_types(self.w, k)
+            .iter()
+            .any(|&t| matches!(self.w.kind(t), TypeKind::Cont(_)))
+    }
+
+    /// Rewrites the jump of `k` until nothing applies; whether anything did. Every step
+    /// but the reuse of a memoized specialization costs fuel, and a reuse leaves a jump
+    /// with nothing left to specialize on, so this ends; the bound on steps without fuel is
+    /// a safety net only. (A bound on all steps would stop half-way through a long
+    /// unrolled loop, and the walk would then visit what the jump still passes.)
+    fn jump(&mut self, k: Def) -> Result<bool, PassError> {
+        let mut changed = false;
+        let mut free_steps = 0;
+        while free_steps <= 64 {
+            let fuel = self.fuel_left;
+            if !self.step(k)? {
+                break;
+            }
+            changed = true;
+            free_steps = if self.fuel_left == fuel {
+                free_steps + 1
+            } else {
+                0
+            };
+        }
+        Ok(changed)
+    }
+
+    /// One rewrite of the jump of `k`, if one applies.
+    fn step(&mut self, k: Def) -> Result<bool, PassError> {
+        let Some((callee, args)) = self.w.body(k).map(|(c, a)| (c, a.to_vec())) else {
+            return Ok(false);
+        };
+        let (target, forced) = match self.w.node(callee) {
+            Node::Run => (self.w.ops(callee)[0], true),
+            _ => (callee, false),
+        };
+        if self.w.node(target) != Node::Cont || self.w.body(target).is_none() {
+            return Ok(false);
+        }
+        if self.opts.specialize && (forced || self.filter_holds(target, &args)) {
+            let key_args = self.substituted(&args, |_, _| true);
+            // Specializing on nothing (only `mem` or `hlt` arguments) gains nothing.
+            if key_args.iter().any(Option::is_some) {
+                if self.jump_to_clone(k, target, &args, key_args)? {
+                    self.stats.specialized += 1;
+                }
+                return Ok(true);
+            }
+        }
+        let once = self.live.uses(target) == 1
+            && self.w.ops(k).contains(&target)
+            && !self.w.is_external(target)
+            && target != k;
+        if self.opts.inline_once && once {
+            self.inline(k, target, &args)?;
+            return Ok(true);
+        }
+        if self.opts.cff
+            && !self.w.is_external(target)
+            && self.cff_count.get(&target).copied().unwrap_or(0) < CFF_LIMIT
+            && !self.closed.get(&target).copied().unwrap_or(true)
+        {
+            let key_args = self.substituted(&args, |w, a| w.node(a) == Node::Cont);
+            // Only small local continuations (loops, join points): specializing a
+            // large region copies it, and the copies nest.
+            if key_args.iter().any(Option::is_some)
+                && self.index.scope(target).len() <= CFF_MAX_SCOPE
+            {
+                if self.jump_to_clone(k, target, &args, key_args)? {
+                    *self.cff_count.entry(target).or_default() += 1;
+                    self.stats.cff += 1;
+                }
+                return Ok(true);
+            }
+        }
+        Ok(false)
     }
 
     /// The arguments to substitute: those `pick` accepts, never the `mem` token or an
@@ -245,8 +345,8 @@ impl Pe<'_> {
         let all: Vec<Option<Def>> = args.iter().map(|&a| Some(a)).collect();
         let clone = self.clone_of(k, target, &all);
         match self.w.body(clone).map(|(c, a)| (c, a.to_vec())) {
-            Some((callee, rest)) => self.w.set_body(k, callee, &rest),
-            None => self.w.clear_body(k),
+            Some((callee, rest)) => self.live.set_body(self.w, k, callee, &rest),
+            None => self.live.clear_body(self.w, k),
         }
         self.index.add(self.w, k);
         Ok(())
@@ -257,7 +357,7 @@ impl Pe<'_> {
         let name = self.w.name(target).unwrap_or("k").to_string();
         let before = self.w.num_defs();
         let scope = self.index.scope(target);
-        let c = specialize_in(self.w, target, args, &name, &scope);
+        let c = specialize_in(self.w, target, args, &name, &scope, self.index.cache());
         // The originals are templates now: their jumps are specialized in the clones, not
         // in them (specializing inside a template would be copied into every clone).
         self.templates.extend(scope);
@@ -307,7 +407,7 @@ impl Pe<'_> {
             .filter(|(_, s)| s.is_none())
             .map(|(&a, _)| a)
             .collect();
-        self.w.set_body(k, clone, &rest);
+        self.live.set_body(self.w, k, clone, &rest);
         self.index.add(self.w, k);
         Ok(new)
     }
@@ -323,7 +423,7 @@ impl Pe<'_> {
         if filters.iter().all(|&f| self.w.lit_bits(f) == Some(1)) {
             return true;
         }
-        let mut rw = crate::rewrite::Rewriter::new();
+        let mut rw = crate::rewrite::Rewriter::with_cache(self.index.cache());
         for (i, &a) in args.iter().enumerate() {
             let p = self.w.param(target, i);
             rw.map(p, a);

@@ -9,20 +9,36 @@
 use durin_ir::{Def, Node, World};
 use indexmap::IndexSet;
 use rustc_hash::{FxBuildHasher, FxHashMap};
+use std::rc::Rc;
 
 /// An insertion-ordered set of defs.
 pub type DefSet = IndexSet<Def, FxBuildHasher>;
 
 /// A substitution of defs, applied through structural defs.
 #[derive(Default)]
-pub struct Rewriter {
+pub struct Rewriter<'c> {
     map: FxHashMap<Def, Def>,
+    /// What each def reaches, to skip (without walking) the defs that reach nothing
+    /// substituted.
+    cache: Option<&'c mut UseCache>,
 }
 
-impl Rewriter {
+impl Rewriter<'static> {
     /// An empty substitution.
-    pub fn new() -> Rewriter {
+    pub fn new() -> Rewriter<'static> {
         Rewriter::default()
+    }
+}
+
+impl<'c> Rewriter<'c> {
+    /// An empty substitution that consults `cache` to leave alone, in constant time, the
+    /// defs that reach no substituted parameter or continuation (rewriting a small region
+    /// that refers to a long chain of older defs then costs the region, not the chain).
+    pub fn with_cache(cache: &'c mut UseCache) -> Rewriter<'c> {
+        Rewriter {
+            map: FxHashMap::default(),
+            cache: Some(cache),
+        }
     }
 
     /// Replaces `from` by `to` in everything rewritten from now on.
@@ -49,6 +65,11 @@ impl Rewriter {
                 stack.pop();
                 continue;
             }
+            if !expanded && self.untouched(w, x) {
+                self.map.insert(x, x);
+                stack.pop();
+                continue;
+            }
             if !expanded {
                 stack.last_mut().expect("just read").1 = true;
                 for &o in w.ops(x) {
@@ -69,6 +90,18 @@ impl Rewriter {
             self.map.insert(x, r);
         }
         self.map[&d]
+    }
+
+    /// Whether the cache shows that `x` reaches nothing this substitution changes.
+    fn untouched(&mut self, w: &World, x: Def) -> bool {
+        let Some(cache) = self.cache.as_deref_mut() else {
+            return false;
+        };
+        let map = &self.map;
+        cache
+            .of(w, x)
+            .iter()
+            .all(|y| map.get(y).is_none_or(|to| to == y))
     }
 
     /// Rewrites the filters and body of continuation `from` into continuation `to` (which
@@ -111,25 +144,85 @@ impl Rewriter {
     }
 }
 
+/// What each def reaches through structural defs: the continuations and parameters
+/// (sorted). Structural defs never change, so the answer for one is computed once; sets are
+/// shared between a def and an operand with the same set, so a long chain of effects
+/// that all use the same few parameters costs one set, not one per def.
+#[derive(Default)]
+pub struct UseCache {
+    sets: Vec<Option<Rc<[Def]>>>,
+}
+
+impl UseCache {
+    /// The continuations and parameters that the body (and filters) of continuation `k`
+    /// reach directly: through structural defs, not through other continuations.
+    pub fn direct_uses(&mut self, w: &World, k: Def) -> (Vec<Def>, Vec<Def>) {
+        let mut all: Vec<Def> = Vec::new();
+        for &o in w.ops(k) {
+            all.extend_from_slice(&self.of(w, o));
+        }
+        all.sort_unstable();
+        all.dedup();
+        all.into_iter().partition(|&d| w.node(d) == Node::Cont)
+    }
+
+    /// The continuations and parameters `d` reaches through structural defs (`d` itself
+    /// if it is one).
+    pub fn of(&mut self, w: &World, d: Def) -> Rc<[Def]> {
+        if self.sets.len() < w.num_defs() {
+            self.sets.resize(w.num_defs(), None);
+        }
+        let mut stack = vec![(d, false)];
+        while let Some((x, expanded)) = stack.pop() {
+            if self.sets[x.index()].is_some() {
+                continue;
+            }
+            let set: Rc<[Def]> = match w.node(x) {
+                Node::Cont | Node::Param(_) => Rc::from([x].as_slice()),
+                Node::Global { .. } => Rc::from([].as_slice()),
+                _ if !expanded => {
+                    stack.push((x, true));
+                    for &o in w.ops(x) {
+                        if self.sets[o.index()].is_none() {
+                            stack.push((o, false));
+                        }
+                    }
+                    continue;
+                }
+                _ => self.union(w.ops(x)),
+            };
+            self.sets[x.index()] = Some(set);
+        }
+        self.sets[d.index()].clone().expect("just computed")
+    }
+
+    /// The union of the (computed) sets of `ops`, sharing the largest one when it holds
+    /// all the others.
+    fn union(&self, ops: &[Def]) -> Rc<[Def]> {
+        let sets: Vec<&Rc<[Def]>> = ops
+            .iter()
+            .map(|o| self.sets[o.index()].as_ref().expect("operands first"))
+            .collect();
+        let Some(largest) = sets.iter().max_by_key(|s| s.len()) else {
+            return Rc::from([].as_slice());
+        };
+        if sets
+            .iter()
+            .all(|s| s.iter().all(|x| largest.binary_search(x).is_ok()))
+        {
+            return Rc::clone(largest);
+        }
+        let mut all: Vec<Def> = sets.iter().flat_map(|s| s.iter().copied()).collect();
+        all.sort_unstable();
+        all.dedup();
+        Rc::from(all)
+    }
+}
+
 /// The continuations and parameters that one continuation's body reaches directly: through
 /// structural defs, not through other nominals.
 pub fn direct_uses(w: &World, k: Def) -> (Vec<Def>, Vec<Def>) {
-    let mut conts = Vec::new();
-    let mut params = Vec::new();
-    let mut seen = DefSet::default();
-    let mut stack: Vec<Def> = w.ops(k).to_vec();
-    while let Some(d) = stack.pop() {
-        if !seen.insert(d) {
-            continue;
-        }
-        match w.node(d) {
-            Node::Cont => conts.push(d),
-            Node::Param(_) => params.push(d),
-            Node::Global { .. } => {}
-            _ => stack.extend_from_slice(w.ops(d)),
-        }
-    }
-    (conts, params)
+    UseCache::default().direct_uses(w, k)
 }
 
 /// The scope of `entry`: `entry` and the continuations reachable from it that use,
@@ -143,8 +236,8 @@ pub fn scope_of(w: &World, entry: Def) -> DefSet {
     while i < reached.len() {
         let c = reached[i];
         i += 1;
-        index.add(w, c);
-        reached.extend(direct_uses(w, c).0);
+        let conts = index.add(w, c);
+        reached.extend(conts);
     }
     index.scope(entry)
 }
@@ -157,27 +250,36 @@ pub fn scope_of(w: &World, entry: Def) -> DefSet {
 pub struct ScopeIndex {
     param_users: FxHashMap<Def, Vec<Def>>,
     referenced_by: FxHashMap<Def, Vec<Def>>,
+    cache: UseCache,
 }
 
 impl ScopeIndex {
-    /// The index of the continuations in `conts`.
-    pub fn new(w: &World, conts: &DefSet) -> ScopeIndex {
-        let mut ix = ScopeIndex::default();
-        for &k in conts {
-            ix.add(w, k);
-        }
-        ix
+    /// What the index knows about structural defs.
+    pub fn cache(&mut self) -> &mut UseCache {
+        &mut self.cache
     }
 
-    /// Records what `k` uses now (`k`'s direct uses).
-    pub fn add(&mut self, w: &World, k: Def) {
-        let (conts, params) = direct_uses(w, k);
+    /// Forgets every edge and records those of the continuations in `conts` (what is known
+    /// about structural defs is kept).
+    pub fn rebuild(&mut self, w: &World, conts: &DefSet) {
+        self.param_users.clear();
+        self.referenced_by.clear();
+        for &k in conts {
+            self.add(w, k);
+        }
+    }
+
+    /// Records what `k` uses now (`k`'s direct uses); returns the continuations it
+    /// references.
+    pub fn add(&mut self, w: &World, k: Def) -> Vec<Def> {
+        let (conts, params) = self.cache.direct_uses(w, k);
         for p in params {
             self.param_users.entry(w.ops(p)[0]).or_default().push(k);
         }
-        for c in conts {
+        for &c in &conts {
             self.referenced_by.entry(c).or_default().push(k);
         }
+        conts
     }
 
     /// The scope of `entry` (see [`scope_of`]), the entry first: users of a member's
@@ -204,13 +306,26 @@ impl ScopeIndex {
         }
         members
     }
+
+    /// Which of `conts` (a set closed under references, such as everything reachable from
+    /// the externals) are *closed*: they use no parameter of another continuation,
+    /// directly or through the continuations they reference. Closed continuations are
+    /// top-level functions.
+    pub fn closed(&mut self, w: &World, conts: &DefSet) -> FxHashMap<Def, bool> {
+        let direct: Vec<(Vec<Def>, Vec<Def>)> = conts
+            .iter()
+            .map(|&c| self.cache.direct_uses(w, c))
+            .collect();
+        closed_from(w, conts, &direct)
+    }
 }
 
-/// Which of `conts` (a set closed under references, such as everything reachable from the
-/// externals) are *closed*: they use no parameter of another continuation, directly or
-/// through the continuations they reference. Closed continuations are top-level functions.
+/// [`ScopeIndex::closed`] without an index at hand.
 pub fn closed_conts(w: &World, conts: &DefSet) -> FxHashMap<Def, bool> {
-    let direct: Vec<(Vec<Def>, Vec<Def>)> = conts.iter().map(|&c| direct_uses(w, c)).collect();
+    ScopeIndex::default().closed(w, conts)
+}
+
+fn closed_from(w: &World, conts: &DefSet, direct: &[(Vec<Def>, Vec<Def>)]) -> FxHashMap<Def, bool> {
     let index = |c: &Def| conts.get_index_of(c);
     let mut referenced_by: Vec<Vec<usize>> = vec![Vec::new(); conts.len()];
     for (i, (cs, _)) in direct.iter().enumerate() {
@@ -223,7 +338,7 @@ pub fn closed_conts(w: &World, conts: &DefSet) -> FxHashMap<Def, bool> {
     // Free parameters of each continuation, grown to a fixed point.
     let mut free: Vec<DefSet> = conts
         .iter()
-        .zip(&direct)
+        .zip(direct)
         .map(|(&c, (_, ps))| ps.iter().copied().filter(|&p| w.ops(p)[0] != c).collect())
         .collect();
     let mut work: Vec<usize> = (0..conts.len()).collect();
@@ -262,7 +377,7 @@ pub fn closed_conts(w: &World, conts: &DefSet) -> FxHashMap<Def, bool> {
 /// passes its own arguments and is specialized (or not) on its own.
 pub fn specialize(w: &mut World, entry: Def, args: &[Option<Def>], name: &str) -> Def {
     let scope = scope_of(w, entry);
-    specialize_in(w, entry, args, name, &scope)
+    specialize_in(w, entry, args, name, &scope, &mut UseCache::default())
 }
 
 /// [`specialize`] with the scope of `entry` given.
@@ -272,8 +387,9 @@ pub fn specialize_in(
     args: &[Option<Def>],
     name: &str,
     scope: &DefSet,
+    cache: &mut UseCache,
 ) -> Def {
-    let mut rw = Rewriter::new();
+    let mut rw = Rewriter::with_cache(cache);
     let ptys = cont_param_types(w, entry);
     let kept: Vec<usize> = (0..ptys.len()).filter(|&i| args[i].is_none()).collect();
     let kept_tys: Vec<_> = kept.iter().map(|&i| ptys[i]).collect();

@@ -1,0 +1,155 @@
+//! The live program and its use counts, kept up to date while a pass changes bodies.
+//!
+//! A def is *live* once something live refers to it (the externals are live from the
+//! start); its use count is the number of operand slots of live defs that refer to it
+//! (a parameter's operand, its continuation, is not a use). Changing a live
+//! continuation's body through [`Live::set_body`] takes the old operands' uses away and
+//! counts the new ones. A def whose count drops to zero is dead and gives up its own
+//! uses; a cycle of dead continuations keeps its counts, which only makes counts larger: a
+//! pass that relies on "used once" is more careful then, never wrong. Tables are indexed by def number: no hashing.
+
+use durin_ir::{Def, Node, World};
+
+/// Live defs, their use counts, and the live continuations in the order they were found.
+#[derive(Default)]
+pub struct Live {
+    seen: Vec<bool>,
+    uses: Vec<u32>,
+    conts: Vec<Def>,
+}
+
+impl Live {
+    /// What the externals of `w` reach.
+    pub fn new(w: &World) -> Live {
+        let mut live = Live::default();
+        for e in w.externals().collect::<Vec<_>>() {
+            live.reach(w, e);
+        }
+        live
+    }
+
+    /// Whether `d` is live.
+    pub fn contains(&self, d: Def) -> bool {
+        self.seen.get(d.index()).copied().unwrap_or(false)
+    }
+
+    /// How many operand slots of live defs refer to `d`.
+    pub fn uses(&self, d: Def) -> u32 {
+        self.uses.get(d.index()).copied().unwrap_or(0)
+    }
+
+    /// The live continuations, in the order they became live (a pass may walk this list by
+    /// index while it grows).
+    pub fn conts(&self) -> &[Def] {
+        &self.conts
+    }
+
+    /// Replaces the body of `k` (live or not), keeping the counts.
+    pub fn set_body(&mut self, w: &mut World, k: Def, callee: Def, args: &[Def]) {
+        if !self.contains(k) {
+            w.set_body(k, callee, args);
+            return;
+        }
+        // The new operands are counted before the old ones are dropped: what both bodies
+        // share (a long chain of effects, say) never looks dead on the way.
+        let nfilters = w.num_params(k);
+        let old: Vec<Def> = w.ops(k)[nfilters..].to_vec();
+        w.set_body(k, callee, args);
+        self.count_ops(w, k);
+        let mut dead = Vec::new();
+        for o in old {
+            self.drop_use(w, o, &mut dead);
+        }
+        self.release(w, dead);
+    }
+
+    /// Removes the body of `k`, keeping the counts.
+    pub fn clear_body(&mut self, w: &mut World, k: Def) {
+        if self.contains(k) {
+            self.drop_body(w, k);
+        }
+        w.clear_body(k);
+    }
+
+    fn drop_body(&mut self, w: &World, k: Def) {
+        let nfilters = w.num_params(k);
+        let mut dead = Vec::new();
+        for &o in &w.ops(k)[nfilters..] {
+            self.drop_use(w, o, &mut dead);
+        }
+        self.release(w, dead);
+    }
+
+    fn drop_use(&mut self, w: &World, d: Def, dead: &mut Vec<Def>) {
+        let n = &mut self.uses[d.index()];
+        *n -= 1;
+        if *n == 0 && !w.is_external(d) {
+            dead.push(d);
+        }
+    }
+
+    /// Defs whose last use went: they are dead, and their operands lose a use each
+    /// (cycles of dead continuations stay counted).
+    fn release(&mut self, w: &World, mut dead: Vec<Def>) {
+        while let Some(d) = dead.pop() {
+            if !self.seen[d.index()] || self.uses[d.index()] != 0 {
+                continue;
+            }
+            self.seen[d.index()] = false;
+            if matches!(w.node(d), Node::Param(_)) {
+                continue;
+            }
+            for &o in w.ops(d) {
+                self.drop_use(w, o, &mut dead);
+            }
+        }
+    }
+
+    /// Counts the body operands of `k` (its filters stay counted).
+    fn count_ops(&mut self, w: &World, k: Def) {
+        let nfilters = w.num_params(k);
+        let body: Vec<Def> = w.ops(k)[nfilters..].to_vec();
+        for o in body {
+            self.add_use(w, o);
+        }
+    }
+
+    fn grow(&mut self, w: &World) {
+        let n = w.num_defs();
+        if self.seen.len() < n {
+            self.seen.resize(n, false);
+            self.uses.resize(n, 0);
+        }
+    }
+
+    fn add_use(&mut self, w: &World, d: Def) {
+        self.grow(w);
+        self.uses[d.index()] += 1;
+        self.reach(w, d);
+    }
+
+    /// Makes `d` live, and what it refers to.
+    fn reach(&mut self, w: &World, d: Def) {
+        self.grow(w);
+        if self.seen[d.index()] {
+            return;
+        }
+        self.seen[d.index()] = true;
+        let mut stack = vec![d];
+        while let Some(x) = stack.pop() {
+            match w.node(x) {
+                // A continuation that died and came back is listed again.
+                Node::Cont => self.conts.push(x),
+                Node::Param(_) => continue,
+                _ => {}
+            }
+            for &o in w.ops(x) {
+                self.uses[o.index()] += 1;
+                if !self.seen[o.index()] {
+                    self.seen[o.index()] = true;
+                    stack.push(o);
+                }
+            }
+        }
+    }
+}
