@@ -45,7 +45,7 @@ struct OptArgs {
     /// Print the time of each pass and the size of the IR after it to standard error.
     #[arg(long)]
     time_passes: bool,
-    /// Partial-evaluation fuel: specializations and inlinings allowed per run of `pe`.
+    /// Partial-evaluation fuel: specializations allowed per run of `pe`.
     #[arg(long, value_name = "N", default_value_t = durin_passes::Config::default().fuel)]
     pe_fuel: u64,
     /// List the passes with what they do, and exit.

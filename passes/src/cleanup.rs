@@ -10,8 +10,8 @@
 //!
 //! Unreachable code is left for [`crate::compact`] (the `dce` pass).
 
-use crate::pe::reachable;
-use crate::rewrite::{cont_param_types, scope_of, specialize, DefSet, Rewriter};
+use crate::live::Live;
+use crate::rewrite::{cont_param_types, scope_of, specialize, Rewriter};
 use durin_ir::{Def, Node, World};
 use rustc_hash::FxHashMap;
 
@@ -30,7 +30,7 @@ pub fn run(w: &mut World) -> bool {
 }
 
 /// Applies `rw` to the filters and bodies of all continuations in `conts`.
-fn apply(w: &mut World, rw: &mut Rewriter, conts: &DefSet) {
+fn apply(w: &mut World, rw: &mut Rewriter, conts: &[Def]) {
     for &k in conts {
         rw.rewrite_cont_into(w, k, k);
     }
@@ -43,10 +43,10 @@ pub fn lower_markers(w: &mut World) -> bool {
     // (each time removes the outermost ones; markers in the initializer of a global, which
     // continuations do not rewrite, would stay: hence the bound).
     for _ in 0..64 {
-        let (conts, uses) = reachable(w);
+        let live = Live::new(w);
         let mut rw = Rewriter::new();
         let mut found = false;
-        for &d in uses.keys() {
+        for d in live.defs() {
             let to = match w.node(d) {
                 Node::Run | Node::Hlt => w.ops(d)[0],
                 Node::Known => w.lit_bool(false),
@@ -58,7 +58,7 @@ pub fn lower_markers(w: &mut World) -> bool {
         if !found {
             break;
         }
-        apply(w, &mut rw, &conts);
+        apply(w, &mut rw, live.conts());
         any = true;
     }
     any
@@ -67,14 +67,10 @@ pub fn lower_markers(w: &mut World) -> bool {
 /// Loads from an immutable global at a constant position (`weights(2)` of a `static`
 /// array) become the value, so that constant tables disappear after specialization.
 pub fn fold_constant_loads(w: &mut World) -> bool {
-    let (conts, uses) = reachable(w);
+    let live = Live::new(w);
     let mut rw = Rewriter::new();
     let mut any = false;
-    let loads: Vec<Def> = uses
-        .keys()
-        .copied()
-        .filter(|&d| w.node(d) == Node::Load)
-        .collect();
+    let loads: Vec<Def> = live.defs().filter(|&d| w.node(d) == Node::Load).collect();
     for l in loads {
         let (mem, ptr) = (w.ops(l)[0], w.ops(l)[1]);
         // The path from the global to the loaded value: constant indices only.
@@ -109,7 +105,7 @@ pub fn fold_constant_loads(w: &mut World) -> bool {
         }
     }
     if any {
-        apply(w, &mut rw, &conts);
+        apply(w, &mut rw, live.conts());
     }
     any
 }
@@ -117,9 +113,9 @@ pub fn fold_constant_loads(w: &mut World) -> bool {
 /// Replaces continuations that only forward their parameters by their target; whether any
 /// was.
 pub fn eta(w: &mut World) -> bool {
-    let (conts, _) = reachable(w);
+    let live = Live::new(w);
     let mut target: FxHashMap<Def, Def> = FxHashMap::default();
-    for &k in &conts {
+    for &k in live.conts() {
         if w.is_external(k) {
             continue;
         }
@@ -165,7 +161,7 @@ pub fn eta(w: &mut World) -> bool {
         }
     }
     if mapped {
-        apply(w, &mut rw, &conts);
+        apply(w, &mut rw, live.conts());
     }
     mapped
 }
@@ -173,23 +169,19 @@ pub fn eta(w: &mut World) -> bool {
 /// Drops parameters of continuations that are only jumped to: unused ones, and those that
 /// every jump passes the same constant for. Whether any were.
 pub fn drop_params(w: &mut World) -> bool {
-    let (conts, uses) = reachable(w);
+    let live = Live::new(w);
+    let conts = live.conts();
     // Where each continuation is the callee of a jump, and how many such jumps there are.
     let mut sites: FxHashMap<Def, Vec<Def>> = FxHashMap::default();
-    for &k in &conts {
+    for &k in conts {
         if let Some((callee, _)) = w.body(k) {
             if w.node(callee) == Node::Cont {
                 sites.entry(callee).or_default().push(k);
             }
         }
     }
-    let used_params: DefSet = uses
-        .keys()
-        .copied()
-        .filter(|&d| matches!(w.node(d), Node::Param(_)))
-        .collect();
     let mut replaced: Vec<(Def, Def, Vec<bool>)> = Vec::new();
-    for &k in &conts {
+    for &k in conts {
         if w.is_external(k) || w.body(k).is_none() {
             continue;
         }
@@ -198,14 +190,14 @@ pub fn drop_params(w: &mut World) -> bool {
         };
         // Every use of `k` must be as the callee of one of these jumps (a use anywhere else,
         // an argument included, makes more uses than jumps).
-        if uses.get(&k).copied().unwrap_or(0) as usize != callers.len() {
+        if live.uses(k) as usize != callers.len() {
             continue;
         }
         let n = w.num_params(k);
         let mut subst: Vec<Option<Def>> = vec![None; n];
         for (i, slot) in subst.iter_mut().enumerate().skip(1) {
             let p = w.param_if_built(k, i);
-            let unused = p.is_none_or(|p| !used_params.contains(&p));
+            let unused = p.is_none_or(|p| !live.contains(p));
             if unused {
                 *slot = Some(w.bottom(cont_param_types(w, k)[i]));
                 continue;

@@ -63,7 +63,7 @@ impl fmt::Display for PassError {
 /// Settings passes read.
 #[derive(Clone, Copy, Debug)]
 pub struct Config {
-    /// Partial-evaluation fuel: specializations and inlinings allowed per run of `pe`.
+    /// Partial-evaluation fuel: specializations allowed per run of `pe`.
     pub fuel: u64,
 }
 

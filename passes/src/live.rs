@@ -16,6 +16,7 @@ pub struct Live {
     seen: Vec<bool>,
     uses: Vec<u32>,
     conts: Vec<Def>,
+    order: Vec<Def>,
 }
 
 impl Live {
@@ -38,6 +39,11 @@ impl Live {
         self.uses.get(d.index()).copied().unwrap_or(0)
     }
 
+    /// The live defs, in the order they became live.
+    pub fn defs(&self) -> impl Iterator<Item = Def> + '_ {
+        self.order.iter().copied().filter(|&d| self.contains(d))
+    }
+
     /// The live continuations, in the order they became live (a pass may walk this list by
     /// index while it grows).
     pub fn conts(&self) -> &[Def] {
@@ -58,6 +64,22 @@ impl Live {
         self.count_ops(w, k);
         let mut dead = Vec::new();
         for o in old {
+            self.drop_use(w, o, &mut dead);
+        }
+        self.release(w, dead);
+    }
+
+    /// Takes account of a change to the operands of `k` (filters or body), made outside;
+    /// `old` are its operands before.
+    pub fn recount(&mut self, w: &World, k: Def, old: &[Def]) {
+        if !self.contains(k) {
+            return;
+        }
+        for o in w.ops(k).to_vec() {
+            self.add_use(w, o);
+        }
+        let mut dead = Vec::new();
+        for &o in old {
             self.drop_use(w, o, &mut dead);
         }
         self.release(w, dead);
@@ -135,6 +157,7 @@ impl Live {
             return;
         }
         self.seen[d.index()] = true;
+        self.order.push(d);
         let mut stack = vec![d];
         while let Some(x) = stack.pop() {
             match w.node(x) {
@@ -147,6 +170,7 @@ impl Live {
                 self.uses[o.index()] += 1;
                 if !self.seen[o.index()] {
                     self.seen[o.index()] = true;
+                    self.order.push(o);
                     stack.push(o);
                 }
             }

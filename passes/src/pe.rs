@@ -14,11 +14,12 @@
 //! with [`Options::cff`], specialize jumps to inner continuations on the continuations they
 //! are passed (the return point of a local loop), so that what remains is first-order.
 //!
-//! Each specialization or inlining costs one unit of fuel. Running out is an error that
-//! names the call site and the chain of specializations that led to it.
+//! Each specialization costs one unit of fuel (inlining removes a continuation and costs
+//! none). Running out is an error that names the call site and the chain of
+//! specializations that led to it.
 
 use crate::live::Live;
-use crate::rewrite::{cont_param_types, specialize_in, DefSet, ScopeIndex};
+use crate::rewrite::{cont_param_types, specialize_in, DefSet, Rewriter, ScopeIndex};
 use crate::PassError;
 use durin_ir::{Def, Loc, Node, TypeKind, World};
 use rustc_hash::FxHashMap;
@@ -32,7 +33,7 @@ pub struct Options {
     pub inline_once: bool,
     /// Specialize jumps to non-external continuations on their continuation arguments.
     pub cff: bool,
-    /// Specializations and inlinings allowed before giving up.
+    /// Specializations allowed before giving up.
     pub fuel: u64,
 }
 
@@ -121,35 +122,6 @@ pub fn run(w: &mut World, opts: Options) -> Result<Stats, PassError> {
             return Ok(pe.stats);
         }
     }
-}
-
-/// The continuations reachable from the externals, and how many operand slots of reachable
-/// defs refer to each def.
-pub(crate) fn reachable(w: &World) -> (DefSet, FxHashMap<Def, u32>) {
-    let mut conts = DefSet::default();
-    let mut uses: FxHashMap<Def, u32> = FxHashMap::default();
-    let mut seen = DefSet::default();
-    let mut stack: Vec<Def> = w.externals().collect();
-    for &e in &stack {
-        seen.insert(e);
-    }
-    while let Some(d) = stack.pop() {
-        match w.node(d) {
-            Node::Cont => {
-                conts.insert(d);
-            }
-            // A parameter's operand is its continuation: not a use of it.
-            Node::Param(_) => continue,
-            _ => {}
-        }
-        for &o in w.ops(d) {
-            *uses.entry(o).or_default() += 1;
-            if seen.insert(o) {
-                stack.push(o);
-            }
-        }
-    }
-    (conts, uses)
 }
 
 impl Pe<'_> {
@@ -301,7 +273,7 @@ impl Pe<'_> {
             && !self.w.is_external(target)
             && target != k;
         if self.opts.inline_once && once {
-            self.inline(k, target, &args)?;
+            self.inline(k, target, &args);
             return Ok(true);
         }
         if self.opts.cff
@@ -339,17 +311,45 @@ impl Pe<'_> {
 
     /// Beta reduction: `k`'s jump to `target` becomes `target`'s body with the arguments
     /// substituted.
-    fn inline(&mut self, k: Def, target: Def, args: &[Def]) -> Result<(), PassError> {
-        self.spend_fuel(k, target)?;
+    ///
+    /// `target` is used only here, so its scope is rewritten in place instead of cloned:
+    /// whatever refers to a member of the scope is a member itself, and a stale index
+    /// edge only adds members that do not use `target`'s parameters (left as they are).
+    /// Clones made earlier from members use `target`'s parameters too, so they are members
+    /// and stay right for the memo. Inlining costs no fuel: each one removes a
+    /// continuation and makes none.
+    fn inline(&mut self, k: Def, target: Def, args: &[Def]) {
         self.stats.inlined += 1;
-        let all: Vec<Option<Def>> = args.iter().map(|&a| Some(a)).collect();
-        let clone = self.clone_of(k, target, &all);
-        match self.w.body(clone).map(|(c, a)| (c, a.to_vec())) {
+        let scope = self.index.scope(target);
+        let mut rw = Rewriter::with_cache(self.index.cache());
+        for (i, &a) in args.iter().enumerate() {
+            let p = self.w.param(target, i);
+            rw.map(p, a);
+        }
+        let mut changed = Vec::new();
+        for &m in scope.iter().skip(1) {
+            let old = self.w.ops(m).to_vec();
+            rw.rewrite_cont_into(self.w, m, m);
+            if self.w.ops(m) != old.as_slice() {
+                changed.push((m, old));
+            }
+        }
+        let body = self.w.body(target).map(|(c, a)| (c, a.to_vec()));
+        let body = body.map(|(c, a)| {
+            let c = rw.rewrite(self.w, c);
+            let a: Vec<Def> = a.iter().map(|&x| rw.rewrite(self.w, x)).collect();
+            (c, a)
+        });
+        drop(rw);
+        for (m, old) in changed {
+            self.live.recount(self.w, m, &old);
+            self.index.add(self.w, m);
+        }
+        match body {
             Some((callee, rest)) => self.live.set_body(self.w, k, callee, &rest),
             None => self.live.clear_body(self.w, k),
         }
         self.index.add(self.w, k);
-        Ok(())
     }
 
     /// Specializes `target` for `args`, remembering where the new continuations came from.
@@ -423,7 +423,7 @@ impl Pe<'_> {
         if filters.iter().all(|&f| self.w.lit_bits(f) == Some(1)) {
             return true;
         }
-        let mut rw = crate::rewrite::Rewriter::with_cache(self.index.cache());
+        let mut rw = Rewriter::with_cache(self.index.cache());
         for (i, &a) in args.iter().enumerate() {
             let p = self.w.param(target, i);
             rw.map(p, a);

@@ -242,14 +242,49 @@ pub fn scope_of(w: &World, entry: Def) -> DefSet {
     index.scope(entry)
 }
 
+/// Edges between defs, as linked lists in two flat vectors (no allocation per def, and
+/// clearing is cheap).
+#[derive(Default)]
+struct Edges {
+    /// For each def (by number): its last edge plus one, or zero.
+    head: Vec<u32>,
+    /// Target and the previous edge plus one (or zero) of each edge.
+    edges: Vec<(Def, u32)>,
+}
+
+impl Edges {
+    fn clear(&mut self) {
+        self.head.clear();
+        self.edges.clear();
+    }
+
+    fn add(&mut self, from: Def, to: Def) {
+        let i = from.index();
+        if self.head.len() <= i {
+            self.head.resize(i + 1, 0);
+        }
+        self.edges.push((to, self.head[i]));
+        self.head[i] = u32::try_from(self.edges.len()).expect("fewer than 2^32 edges");
+    }
+
+    fn from(&self, d: Def) -> impl Iterator<Item = Def> + '_ {
+        let mut at = self.head.get(d.index()).copied().unwrap_or(0);
+        std::iter::from_fn(move || {
+            let (to, prev) = *self.edges.get(at.checked_sub(1)? as usize)?;
+            at = prev;
+            Some(to)
+        })
+    }
+}
+
 /// Who uses the parameters of each continuation and who references it, for finding scopes
 /// by walking backwards from their entry (in time proportional to the scope). Edges are
 /// only ever added: a stale edge makes a scope larger than needed (a clone of a
 /// continuation that did not need one), never smaller.
 #[derive(Default)]
 pub struct ScopeIndex {
-    param_users: FxHashMap<Def, Vec<Def>>,
-    referenced_by: FxHashMap<Def, Vec<Def>>,
+    param_users: Edges,
+    referenced_by: Edges,
     cache: UseCache,
 }
 
@@ -274,10 +309,10 @@ impl ScopeIndex {
     pub fn add(&mut self, w: &World, k: Def) -> Vec<Def> {
         let (conts, params) = self.cache.direct_uses(w, k);
         for p in params {
-            self.param_users.entry(w.ops(p)[0]).or_default().push(k);
+            self.param_users.add(w.ops(p)[0], k);
         }
         for &c in &conts {
-            self.referenced_by.entry(c).or_default().push(k);
+            self.referenced_by.add(c, k);
         }
         conts
     }
@@ -293,15 +328,13 @@ impl ScopeIndex {
         while at < members.len() {
             let m = members[at];
             at += 1;
-            let users = self.param_users.get(&m).into_iter().flatten();
-            let refs = self
-                .referenced_by
-                .get(&m)
-                .filter(|_| m != entry)
-                .into_iter()
-                .flatten();
-            for &c in users.chain(refs) {
+            for c in self.param_users.from(m) {
                 members.insert(c);
+            }
+            if m != entry {
+                for c in self.referenced_by.from(m) {
+                    members.insert(c);
+                }
             }
         }
         members
