@@ -122,6 +122,10 @@ enum Command {
         /// Print the time taken by each step to standard error.
         #[arg(long)]
         time: bool,
+        /// Run these passes (comma-separated, see `durin check --list-passes`) before
+        /// printing or running, verifying the IR after each.
+        #[arg(long, value_name = "LIST")]
+        passes: Option<String>,
     },
 }
 
@@ -156,7 +160,17 @@ fn main() -> ExitCode {
             entry,
             fuel,
             time,
-        } => ir_command(&file, dot, run, entry.as_deref(), fuel, time).map(|_| ExitCode::SUCCESS),
+            passes,
+        } => ir_command(
+            &file,
+            dot,
+            run,
+            entry.as_deref(),
+            fuel,
+            time,
+            passes.as_deref(),
+        )
+        .map(|_| ExitCode::SUCCESS),
     };
     match result {
         Ok(code) => code,
@@ -391,6 +405,7 @@ fn ir_command(
     entry: Option<&str>,
     fuel: u64,
     time: bool,
+    passes: Option<&str>,
 ) -> Result<(), String> {
     let src = read_input(file)?;
     let step = |what: &str, t: Instant| {
@@ -399,7 +414,7 @@ fn ir_command(
         }
     };
     let t = Instant::now();
-    let world = text::parse(&src).map_err(|e| format!("{}:{e}", file.display()))?;
+    let mut world = text::parse(&src).map_err(|e| format!("{}:{e}", file.display()))?;
     step("parse", t);
     let t = Instant::now();
     if let Err(errors) = verify::verify(&world) {
@@ -411,6 +426,19 @@ fn ir_command(
         return Err(msg);
     }
     step("verify", t);
+    if let Some(list) = passes {
+        let pipeline = durin_passes::Pipeline::parse(list).map_err(|e| format!("error: {e}"))?;
+        let opts = durin_passes::RunOptions {
+            verify_each: true,
+            print_after: durin_passes::PrintAfter::None,
+            config: durin_passes::Config::default(),
+        };
+        let t = Instant::now();
+        pipeline
+            .run(&mut world, &opts, |_, _| {})
+            .map_err(|e| format!("{}: error: {e}", file.display()))?;
+        step("passes", t);
+    }
     if dot {
         print!("{}", durin_ir::dot::to_dot(&world));
         return Ok(());

@@ -73,8 +73,15 @@ pub enum Stmt {
     If(u8, Vec<Stmt>, Vec<Stmt>),
     /// A counted loop of at most 7 trips carrying an int and a float.
     Loop(u8, Vec<Stmt>),
-    /// A stack slot: store an int, load it back.
+    /// A stack slot: store an int, load it back. The slot stays available (a mutable
+    /// variable) to the statements after it, nested regions included.
     Slot(u8),
+    /// Store an int into an available slot (nothing if there is none).
+    Assign(u8, u8),
+    /// Load an int from an available slot (nothing if there is none).
+    Read(u8),
+    /// Pass a closure that reads an available slot to `apply` (nothing if there is none).
+    SlotClosure(u8, u8),
     /// A heap array of 8 ints: fill it, overwrite at a computed index, read at another.
     Array(u8, u8, u8),
     /// Call a closed function (whose body is the statements) with an int, via a return
@@ -110,6 +117,9 @@ fn leaf_stmt() -> impl Strategy<Value = Stmt> {
         1 => (b(), b()).prop_map(|(x, y)| Stmt::Conv(x, y)),
         1 => (b(), b(), b()).prop_map(|(x, y, z)| Stmt::Tuple(x, y, z)),
         1 => b().prop_map(Stmt::Slot),
+        2 => (b(), b()).prop_map(|(x, y)| Stmt::Assign(x, y)),
+        2 => b().prop_map(Stmt::Read),
+        1 => (b(), b()).prop_map(|(x, y)| Stmt::SlotClosure(x, y)),
         1 => (b(), b(), b()).prop_map(|(x, y, z)| Stmt::Array(x, y, z)),
         1 => (b(), b()).prop_map(|(x, y)| Stmt::Closure(x, y)),
     ]
@@ -139,6 +149,8 @@ struct Pools {
     ints: Vec<Def>,
     floats: Vec<Def>,
     bools: Vec<Def>,
+    /// Addresses of initialized `i32` slots.
+    slots: Vec<Def>,
 }
 
 impl Pools {
@@ -239,6 +251,38 @@ impl Builder {
                 cur.mem = w.extract_at(l, 0);
                 let v = w.extract_at(l, 1);
                 p.ints.push(v);
+                p.slots.push(ptr);
+            }
+            Stmt::Assign(s, a) => {
+                if !p.slots.is_empty() {
+                    cur.mem = w.store(cur.mem, pick(&p.slots, *s), pick(&p.ints, *a));
+                }
+            }
+            Stmt::Read(s) => {
+                if !p.slots.is_empty() {
+                    let l = w.load(cur.mem, pick(&p.slots, *s));
+                    cur.mem = w.extract_at(l, 0);
+                    let v = w.extract_at(l, 1);
+                    p.ints.push(v);
+                }
+            }
+            Stmt::SlotClosure(s, a) => {
+                if !p.slots.is_empty() {
+                    // A closure whose result depends on the slot's value when it runs.
+                    let (mem, i32, ret) = (self.mem, self.i32, self.ret);
+                    let lam = self.w.cont(&[mem, i32, ret], "lambda");
+                    let lp = self.w.params(lam);
+                    let l = self.w.load(lp[0], pick(&p.slots, *s));
+                    let (m, v) = (self.w.extract_at(l, 0), self.w.extract_at(l, 1));
+                    let sum = self.w.arith(ArithOp::Add, lp[1], v);
+                    let fl = self.w.conv(self.f64, sum);
+                    self.w.set_body(lam, lp[2], &[m, sum, fl]);
+                    let r = self.w.cont(&[self.mem, self.i32, self.f64], "ret");
+                    let apply = self.apply();
+                    self.w
+                        .set_body(cur.cont, apply, &[cur.mem, lam, pick(&p.ints, *a), r]);
+                    self.continue_at(cur, p, r);
+                }
             }
             Stmt::Array(v, i, j) => {
                 let n = w.lit_i64(8);
@@ -357,6 +401,7 @@ impl Builder {
             ints: vec![ps[1]],
             floats: vec![fl],
             bools: vec![t],
+            slots: Vec::new(),
         };
         let mut cur = Cursor {
             cont: f,
@@ -408,6 +453,7 @@ impl Recipe {
             ints: vec![ps[1], ps[2]],
             floats: vec![ps[3]],
             bools: vec![t, c],
+            slots: Vec::new(),
         };
         let mut cur = Cursor {
             cont: main,

@@ -15,6 +15,7 @@
 pub mod cleanup;
 pub mod compact;
 pub mod live;
+pub mod mem2reg;
 pub mod pe;
 pub mod rewrite;
 
@@ -90,15 +91,17 @@ enum Builtin {
     Inline,
     Simplify,
     Cleanup,
+    Mem2reg,
     Dce,
 }
 
 impl Builtin {
-    const ALL: [Builtin; 5] = [
+    const ALL: [Builtin; 6] = [
         Builtin::Pe,
         Builtin::Inline,
         Builtin::Simplify,
         Builtin::Cleanup,
+        Builtin::Mem2reg,
         Builtin::Dce,
     ];
 
@@ -108,6 +111,7 @@ impl Builtin {
             Builtin::Inline => "inline",
             Builtin::Simplify => "simplify",
             Builtin::Cleanup => "cleanup",
+            Builtin::Mem2reg => "mem2reg",
             Builtin::Dce => "dce",
         }
     }
@@ -118,6 +122,7 @@ impl Builtin {
             Builtin::Inline => "inline continuations used once (no specialization)",
             Builtin::Simplify => "inline continuations used once and clean up, again until nothing changes",
             Builtin::Cleanup => "remove `run`/`hlt`/`known` markers, fold loads of constant tables, eta-reduce forwarding continuations, drop unused parameters and parameters always given the same constant",
+            Builtin::Mem2reg => "promote stack slots whose address does not escape to values passed between continuations (SSA)",
             Builtin::Dce => "keep only what the external continuations reach",
         }
     }
@@ -164,6 +169,9 @@ impl Pass for Builtin {
             }
             Builtin::Cleanup => {
                 cleanup::run(w);
+            }
+            Builtin::Mem2reg => {
+                mem2reg::run(w);
             }
             Builtin::Dce => *w = compact::compact(w),
         }
@@ -226,8 +234,8 @@ impl Pipeline {
         use Builtin::*;
         let passes: &[Builtin] = match level {
             0 => &[Cleanup, Dce],
-            1 => &[Simplify, Dce],
-            _ => &[Pe, Simplify, Pe, Simplify, Dce],
+            1 => &[Simplify, Mem2reg, Simplify, Dce],
+            _ => &[Pe, Simplify, Mem2reg, Pe, Simplify, Dce],
         };
         Pipeline::of(passes)
     }

@@ -77,6 +77,8 @@ struct Pe<'w> {
     opts: Options,
     fuel_left: u64,
     memo: FxHashMap<Key, Def>,
+    /// The key of each memoized specialization.
+    memo_key: FxHashMap<Def, Key>,
     /// For each continuation made by cloning: the call site whose specialization made it.
     origin: FxHashMap<Def, (Def, Def)>,
     /// Control-flow specializations made per callee (bounded: see [`CFF_LIMIT`]).
@@ -108,6 +110,7 @@ pub fn run(w: &mut World, opts: Options) -> Result<Stats, PassError> {
         opts,
         fuel_left: opts.fuel,
         memo: FxHashMap::default(),
+        memo_key: FxHashMap::default(),
         origin: FxHashMap::default(),
         cff_count: FxHashMap::default(),
         closed: FxHashMap::default(),
@@ -316,10 +319,14 @@ impl Pe<'_> {
     /// whatever refers to a member of the scope is a member itself, and a stale index
     /// edge only adds members that do not use `target`'s parameters (left as they are).
     /// Clones made earlier from members use `target`'s parameters too, so they are members
-    /// and stay right for the memo. Inlining costs no fuel: each one removes a
-    /// continuation and makes none.
+    /// and stay right for the memo; `target` itself, if it is a memoized specialization,
+    /// is forgotten (another jump with the same key would find it rewritten for this
+    /// one). Inlining costs no fuel: each one removes a continuation and makes none.
     fn inline(&mut self, k: Def, target: Def, args: &[Def]) {
         self.stats.inlined += 1;
+        if let Some(key) = self.memo_key.remove(&target) {
+            self.memo.remove(&key);
+        }
         let scope = self.index.scope(target);
         let mut rw = Rewriter::with_cache(self.index.cache());
         for (i, &a) in args.iter().enumerate() {
@@ -398,6 +405,7 @@ impl Pe<'_> {
                 self.spend_fuel(k, target)?;
                 let c = self.clone_of(k, target, &key.1);
                 self.memo.insert(key.clone(), c);
+                self.memo_key.insert(c, key.clone());
                 (c, true)
             }
         };
