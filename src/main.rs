@@ -51,6 +51,11 @@ struct OptArgs {
     /// List the passes with what they do, and exit.
     #[arg(long)]
     list_passes: bool,
+    /// After the passes, list to standard error what is left of a kind: `closures`
+    /// (continuations that are neither top-level functions nor basic blocks, with where
+    /// they come from and why).
+    #[arg(long, value_name = "WHAT", value_parser = ["closures"])]
+    report: Option<String>,
 }
 
 #[derive(Subcommand)]
@@ -297,6 +302,9 @@ fn optimize(
         print!("{text}");
     });
     lowered.main = main_at.and_then(|i| lowered.world.externals().nth(i));
+    if result.is_ok() && opt.report.as_deref() == Some("closures") {
+        report_closures(&lowered.world, &out.sources);
+    }
     match result {
         Ok(times) => {
             if opt.time_passes {
@@ -329,6 +337,29 @@ fn optimize(
             Err("error: could not compile the program (1 error)".into())
         }
     }
+}
+
+/// `--report closures`: one line per closure left, with its place, then a summary.
+fn report_closures(w: &durin_ir::World, sources: &durin_frontend::source::SourceMap) {
+    let form = durin_passes::cff::form(w);
+    for c in &form.closures {
+        let place = match c.loc {
+            Some(l) => {
+                let span = durin_frontend::source::Span::from_loc(l);
+                let (line, col) = sources.line_column(span);
+                format!("{}:{line}:{col}", sources.name(span.file))
+            }
+            None => "<no location>".to_string(),
+        };
+        let name = c.name.as_deref().unwrap_or("(unnamed)");
+        eprintln!("closure: {place}: `{name}`: {}", c.why);
+    }
+    eprintln!(
+        "closures: {} left ({} top-level functions, {} blocks)",
+        form.closures.len(),
+        form.functions,
+        form.blocks
+    );
 }
 
 fn run_command(

@@ -175,6 +175,43 @@ fn deny_warnings_turns_warnings_into_failure() {
     }
 }
 
+/// `--report closures` after `-O2`: the stencil library and the nested loops leave none
+/// (every continuation is a top-level function or a block); closures stored in an array
+/// stay, reported at their source with the reason; `-O0` leaves the library's closures.
+#[test]
+fn closure_report_lists_what_survives() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/lang/ok");
+    let report = |level: &str, name: &str| {
+        let out = durin(
+            &["check", level, "--report", "closures"],
+            &root.join(name),
+            &[],
+        );
+        assert_eq!(out.status.code(), Some(0), "{name}");
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    for name in [
+        "stencils.art",
+        "nested_unroll.art",
+        "for_range.art",
+        "mandelbrot.art",
+    ] {
+        let r = report("-O2", name);
+        assert!(r.contains("closures: 0 left"), "{name}:\n{r}");
+        assert!(!r.contains("closure: "), "{name}:\n{r}");
+    }
+    let r = report("-O0", "stencils.art");
+    assert!(!r.contains("closures: 0 left"), "{r}");
+    let r = report("-O2", "loop_closures.art");
+    let lines: Vec<&str> = r.lines().filter(|l| l.starts_with("closure: ")).collect();
+    assert_eq!(lines.len(), 1, "{r}");
+    assert!(
+        lines[0].starts_with("closure: tests/lang/ok/loop_closures.art:5:")
+            && lines[0].ends_with("stored in a value"),
+        "{r}"
+    );
+}
+
 fn snapshots(sub: &str, want_exit: i32, at_least: usize) {
     let files = files(sub);
     assert!(

@@ -6,12 +6,15 @@
 //!   another (`k(m, x) = g(m, x)`) is replaced by that one everywhere;
 //! - parameter elimination: a continuation that is only ever jumped to (never passed as a
 //!   value) loses the parameters its scope does not use and those every jump passes the
-//!   same constant for.
+//!   same value for (a loop's back edge may pass the parameter itself): a constant, or the
+//!   exit continuation of a loop, which makes the loop a block of its function.
 //!
 //! Unreachable code is left for [`crate::compact`] (the `dce` pass).
 
 use crate::live::Live;
-use crate::rewrite::{cont_param_types, scope_of, specialize, Rewriter};
+use crate::rewrite::{
+    closed_conts, cont_param_types, direct_uses, scope_of, specialize, DefSet, Rewriter,
+};
 use durin_ir::{Def, Node, World};
 use rustc_hash::FxHashMap;
 
@@ -167,7 +170,7 @@ pub fn eta(w: &mut World) -> bool {
 }
 
 /// Drops parameters of continuations that are only jumped to: unused ones, and those that
-/// every jump passes the same constant for. Whether any were.
+/// every jump passes the same value for. Whether any were.
 pub fn drop_params(w: &mut World) -> bool {
     let live = Live::new(w);
     let conts = live.conts();
@@ -181,8 +184,16 @@ pub fn drop_params(w: &mut World) -> bool {
         }
     }
     let mut replaced: Vec<(Def, Def, Vec<bool>)> = Vec::new();
+    // What the replacements of this sweep change or copy: the callers whose jumps are
+    // redirected at the end, the scopes cloned, and what the clones jump to (they are new
+    // callers, not in `sites`). A candidate that touches any of it waits for the next sweep,
+    // which sees the world as it is then.
+    let mut tainted: DefSet = DefSet::default();
+    let all: DefSet = conts.iter().copied().collect();
+    let closed = closed_conts(w, &all);
+    let is_closed = |d: Def| closed.get(&d).copied().unwrap_or(false);
     for &k in conts {
-        if w.is_external(k) || w.body(k).is_none() {
+        if w.is_external(k) || w.body(k).is_none() || tainted.contains(&k) {
             continue;
         }
         let Some(callers) = sites.get(&k) else {
@@ -190,41 +201,75 @@ pub fn drop_params(w: &mut World) -> bool {
         };
         // Every use of `k` must be as the callee of one of these jumps (a use anywhere else,
         // an argument included, makes more uses than jumps).
-        if live.uses(k) as usize != callers.len() {
+        if live.uses(k) as usize != callers.len() || callers.iter().any(|c| tainted.contains(c)) {
             continue;
         }
         let n = w.num_params(k);
         let mut subst: Vec<Option<Def>> = vec![None; n];
-        for (i, slot) in subst.iter_mut().enumerate().skip(1) {
+        let mut unused = vec![false; n];
+        for i in 1..n {
             let p = w.param_if_built(k, i);
-            let unused = p.is_none_or(|p| !live.contains(p));
-            if unused {
-                *slot = Some(w.bottom(cont_param_types(w, k)[i]));
+            if p.is_none_or(|p| !live.contains(p)) {
+                unused[i] = true;
+                subst[i] = Some(w.bottom(cont_param_types(w, k)[i]));
                 continue;
             }
-            let first = w.body(callers[0]).map(|(_, a)| a[i]);
-            let same = first.filter(|&v| {
-                let closed = !w.has_params(v) && w.node(v) != Node::Cont;
-                closed
-                    && callers
-                        .iter()
-                        .all(|&s| w.body(s).is_some_and(|(_, a)| a[i] == v))
-            });
-            if same.is_some() {
-                *slot = same;
+            let p = p.expect("used, so built");
+            // Every jump passes one value `v` or the parameter itself (a loop's back edge:
+            // such a jump uses `p`, so it is inside the scope). `v` may be a constant, a
+            // continuation (the exit of a loop) or a parameter of an enclosing
+            // continuation: the callers use it, so `k` runs only where it is bound.
+            let args: Vec<Def> = callers
+                .iter()
+                .filter_map(|&s| w.body(s).map(|(_, a)| a[i]))
+                .collect();
+            let Some(&v) = args.iter().find(|&&a| a != p) else {
+                continue;
+            };
+            // A top-level function stays one: it takes only values without free
+            // parameters.
+            let free = if w.node(v) == Node::Cont {
+                !is_closed(v)
+            } else {
+                w.has_params(v)
+            };
+            if args.iter().all(|&a| a == v || a == p) && !(free && is_closed(k)) {
+                subst[i] = Some(v);
             }
         }
         if subst.iter().all(Option::is_none) {
             continue;
         }
-        // The scope must not contain the callers (a loop jumping to itself from inside
-        // its scope keeps its parameters: its own jumps pass them on).
         let scope = scope_of(w, k);
-        if callers.iter().any(|s| scope.contains(s)) {
+        if scope.iter().any(|m| tainted.contains(m)) {
             continue;
         }
+        // A loop's back edge may pass anything for an unused parameter, and would not be
+        // redirected to the clone: unused parameters of loops stay.
+        if callers.iter().any(|c| scope.contains(c)) {
+            for i in 0..n {
+                if unused[i] {
+                    subst[i] = None;
+                }
+            }
+            if subst.iter().all(Option::is_none) {
+                continue;
+            }
+        }
         let name = w.name(k).unwrap_or("k").to_string();
+        let before = w.num_defs();
         let clone = specialize(w, k, &subst, &name);
+        tainted.insert(k);
+        tainted.extend(callers.iter().copied());
+        tainted.extend(scope.iter().copied());
+        let made: Vec<Def> = w
+            .defs_from(before)
+            .filter(|&d| w.node(d) == Node::Cont)
+            .collect();
+        for c in made {
+            tainted.insert(c);
+            tainted.extend(direct_uses(w, c).0);
+        }
         let keep: Vec<bool> = subst.iter().map(Option::is_none).collect();
         replaced.push((k, clone, keep));
     }

@@ -12,6 +12,7 @@
 
 #![deny(missing_docs)]
 
+pub mod cff;
 pub mod cleanup;
 pub mod compact;
 pub mod live;

@@ -1,0 +1,134 @@
+//! Control-flow form: what each live continuation is for a back end.
+//!
+//! - a *function*: it uses no free parameter (a top-level function);
+//! - a *block*: it has free parameters but is only jumped to (directly or as a branch
+//!   target) or passed as the return point of a call (it takes no continuation itself);
+//!   a back end makes it a basic block of the function whose parameters it uses;
+//! - a *closure*: anything else: a continuation with free parameters that is passed as a
+//!   function value, stored in a value, or a local function that takes a return point.
+//!
+//! The pipeline removes most closures by specialization and inlining; [`closures`] lists
+//! those that survive, for `--report closures`.
+
+use crate::live::Live;
+use crate::rewrite::{closed_conts, cont_param_types, DefSet};
+use durin_ir::{Def, Loc, Node, TypeKind, World};
+use rustc_hash::FxHashMap;
+
+/// A continuation that is neither a top-level function nor a block.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Closure {
+    /// The continuation.
+    pub cont: Def,
+    /// Its source name, if it has one.
+    pub name: Option<String>,
+    /// Where it comes from.
+    pub loc: Option<Loc>,
+    /// Why it is a closure.
+    pub why: &'static str,
+}
+
+/// How many continuations of each kind the live program has, and its closures.
+#[derive(Clone, Debug, Default)]
+pub struct Form {
+    /// Top-level functions (with a body).
+    pub functions: usize,
+    /// Blocks.
+    pub blocks: usize,
+    /// Closures, in definition order.
+    pub closures: Vec<Closure>,
+}
+
+impl Form {
+    /// Whether the program is in control-flow form (no closure left).
+    pub fn is_first_order(&self) -> bool {
+        self.closures.is_empty()
+    }
+}
+
+/// Classifies the live continuations of `w`.
+pub fn form(w: &World) -> Form {
+    let live = Live::new(w);
+    let conts: DefSet = live.conts().iter().copied().collect();
+    let closed = closed_conts(w, &conts);
+    let mut users: FxHashMap<Def, Vec<Def>> = FxHashMap::default();
+    for d in live.defs() {
+        if matches!(w.node(d), Node::Param(_)) {
+            continue;
+        }
+        for &o in w.ops(d) {
+            if matches!(w.node(o), Node::Cont | Node::Select) {
+                users.entry(o).or_default().push(d);
+            }
+        }
+    }
+    let mut form = Form::default();
+    let mut sorted: Vec<Def> = conts.iter().copied().collect();
+    sorted.sort();
+    for k in sorted {
+        if w.body(k).is_none() {
+            continue;
+        }
+        if closed.get(&k).copied().unwrap_or(true) {
+            form.functions += 1;
+            continue;
+        }
+        let uses = users.get(&k).map_or(&[][..], Vec::as_slice);
+        match why_closure(w, k, uses, &users) {
+            None => form.blocks += 1,
+            Some(why) => form.closures.push(Closure {
+                cont: k,
+                name: w.name(k).map(str::to_string),
+                loc: w.loc(k),
+                why,
+            }),
+        }
+    }
+    form
+}
+
+/// Why continuation `k` (with free parameters), used by `uses`, is not a block.
+fn why_closure(
+    w: &World,
+    k: Def,
+    uses: &[Def],
+    users: &FxHashMap<Def, Vec<Def>>,
+) -> Option<&'static str> {
+    let function = cont_param_types(w, k)
+        .iter()
+        .any(|&t| matches!(w.kind(t), TypeKind::Cont(_)));
+    let mut called = false;
+    for &u in uses {
+        match w.node(u) {
+            Node::Cont => {
+                let Some((callee, args)) = w.body(u) else {
+                    return Some("referenced by a filter");
+                };
+                if w.filters(u).contains(&k) {
+                    return Some("referenced by a filter");
+                }
+                if callee == k {
+                    called = true;
+                }
+                if args.contains(&k) && function {
+                    return Some("passed as a function value");
+                }
+            }
+            // A branch target, if the branch is jumped to.
+            Node::Select if w.ops(u)[0] != k => {
+                let jumped = users.get(&u).map_or(true, |us| {
+                    us.iter().all(|&j| {
+                        w.node(j) == Node::Cont
+                            && w.body(j).is_some_and(|(c, a)| c == u && !a.contains(&u))
+                    })
+                });
+                if !jumped {
+                    return Some("selected as a value");
+                }
+                called = true;
+            }
+            _ => return Some("stored in a value"),
+        }
+    }
+    (function && called).then_some("a local function that takes a return point")
+}
