@@ -161,6 +161,8 @@ mod reference {
         ints: Vec<i32>,
         floats: Vec<f64>,
         bools: Vec<bool>,
+        /// Mutable slots, shared by the regions that see them.
+        slots: Vec<std::rc::Rc<std::cell::Cell<i32>>>,
     }
 
     fn pick<T: Copy>(v: &[T], i: u8) -> T {
@@ -214,6 +216,7 @@ mod reference {
             ints: vec![x],
             floats: vec![x as f64],
             bools: vec![true],
+            slots: Vec::new(),
         };
         block(&mut p, stmts);
         last(&p)
@@ -252,7 +255,31 @@ mod reference {
                     p.ints.extend([x, y]);
                     p.floats.push(f);
                 }
-                Stmt::Slot(a) => p.ints.push(pick(&p.ints, *a)),
+                Stmt::Slot(a) => {
+                    let v = pick(&p.ints, *a);
+                    p.ints.push(v);
+                    p.slots.push(std::rc::Rc::new(std::cell::Cell::new(v)));
+                }
+                Stmt::Assign(s, a) => {
+                    if !p.slots.is_empty() {
+                        let v = pick(&p.ints, *a);
+                        p.slots[*s as usize % p.slots.len()].set(v);
+                    }
+                }
+                Stmt::Read(s) => {
+                    if !p.slots.is_empty() {
+                        let v = p.slots[*s as usize % p.slots.len()].get();
+                        p.ints.push(v);
+                    }
+                }
+                Stmt::SlotClosure(s, a) => {
+                    if !p.slots.is_empty() {
+                        let v = p.slots[*s as usize % p.slots.len()].get();
+                        let sum = pick(&p.ints, *a).wrapping_add(v);
+                        p.ints.push(sum);
+                        p.floats.push(sum as f64);
+                    }
+                }
                 Stmt::Array(v, i, j) => {
                     let mut arr: Vec<i32> = (0..8).map(|k| k * 3).collect();
                     arr[(pick(&p.ints, *i) & 7) as usize] = pick(&p.ints, *v);
@@ -297,6 +324,7 @@ mod reference {
             ints: vec![a, b],
             floats: vec![x],
             bools: vec![true, a < b],
+            slots: Vec::new(),
         };
         block(&mut p, &r.stmts);
         let ri = p.ints.iter().skip(1).fold(p.ints[0], |acc, &i| acc ^ i);
