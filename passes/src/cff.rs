@@ -116,7 +116,7 @@ fn why_closure(
             }
             // A branch target, if the branch is jumped to.
             Node::Select if w.ops(u)[0] != k => {
-                let jumped = users.get(&u).map_or(true, |us| {
+                let jumped = users.get(&u).is_none_or(|us| {
                     us.iter().all(|&j| {
                         w.node(j) == Node::Cont
                             && w.body(j).is_some_and(|(c, a)| c == u && !a.contains(&u))
