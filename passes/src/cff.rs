@@ -11,8 +11,8 @@
 //! those that survive, for `--report closures`.
 
 use crate::live::Live;
-use crate::rewrite::{closed_conts, cont_param_types, DefSet};
-use durin_ir::{Def, Loc, Node, TypeKind, World};
+use crate::rewrite::{closed_conts, is_function, DefSet};
+use durin_ir::{Def, Loc, Node, World};
 use rustc_hash::FxHashMap;
 
 /// A continuation that is neither a top-level function nor a block.
@@ -51,17 +51,7 @@ pub fn form(w: &World) -> Form {
     let live = Live::new(w);
     let conts: DefSet = live.conts().iter().copied().collect();
     let closed = closed_conts(w, &conts);
-    let mut users: FxHashMap<Def, Vec<Def>> = FxHashMap::default();
-    for d in live.defs() {
-        if matches!(w.node(d), Node::Param(_)) {
-            continue;
-        }
-        for &o in w.ops(d) {
-            if matches!(w.node(o), Node::Cont | Node::Select) {
-                users.entry(o).or_default().push(d);
-            }
-        }
-    }
+    let users = live.users(w);
     let mut form = Form::default();
     let mut sorted: Vec<Def> = conts.iter().copied().collect();
     sorted.sort();
@@ -94,9 +84,7 @@ fn why_closure(
     uses: &[Def],
     users: &FxHashMap<Def, Vec<Def>>,
 ) -> Option<&'static str> {
-    let function = cont_param_types(w, k)
-        .iter()
-        .any(|&t| matches!(w.kind(t), TypeKind::Cont(_)));
+    let function = is_function(w, k);
     let mut called = false;
     for &u in uses {
         match w.node(u) {

@@ -6,9 +6,11 @@
 //! continuation's body through [`Live::set_body`] takes the old operands' uses away and
 //! counts the new ones. A def whose count drops to zero is dead and gives up its own
 //! uses; a cycle of dead continuations keeps its counts, which only makes counts larger: a
-//! pass that relies on "used once" is more careful then, never wrong. Tables are indexed by def number: no hashing.
+//! pass that relies on "used once" is more careful then, never wrong. Tables are indexed
+//! by def number: no hashing.
 
 use durin_ir::{Def, Node, World};
+use rustc_hash::FxHashMap;
 
 /// Live defs, their use counts, and the live continuations in the order they were found.
 #[derive(Default)]
@@ -44,6 +46,21 @@ impl Live {
         self.order.iter().copied().filter(|&d| self.contains(d))
     }
 
+    /// For each live def, the live defs that have it as an operand (once per operand
+    /// slot; a parameter is not a user of its continuation).
+    pub fn users(&self, w: &World) -> FxHashMap<Def, Vec<Def>> {
+        let mut users: FxHashMap<Def, Vec<Def>> = FxHashMap::default();
+        for d in self.defs() {
+            if matches!(w.node(d), Node::Param(_)) {
+                continue;
+            }
+            for &o in w.ops(d) {
+                users.entry(o).or_default().push(d);
+            }
+        }
+        users
+    }
+
     /// The live continuations, in the order they became live (a pass may walk this list by
     /// index while it grows).
     pub fn conts(&self) -> &[Def] {
@@ -52,25 +69,22 @@ impl Live {
 
     /// Replaces the body of `k` (live or not), keeping the counts.
     pub fn set_body(&mut self, w: &mut World, k: Def, callee: Def, args: &[Def]) {
-        if !self.contains(k) {
-            w.set_body(k, callee, args);
-            return;
-        }
-        // The new operands are counted before the old ones are dropped: what both bodies
-        // share (a long chain of effects, say) never looks dead on the way.
-        let nfilters = w.num_params(k);
-        let old: Vec<Def> = w.ops(k)[nfilters..].to_vec();
+        let old = w.ops(k).to_vec();
         w.set_body(k, callee, args);
-        self.count_ops(w, k);
-        let mut dead = Vec::new();
-        for o in old {
-            self.drop_use(w, o, &mut dead);
-        }
-        self.release(w, dead);
+        self.recount(w, k, &old);
     }
 
-    /// Takes account of a change to the operands of `k` (filters or body), made outside;
-    /// `old` are its operands before.
+    /// Removes the body of `k`, keeping the counts.
+    pub fn clear_body(&mut self, w: &mut World, k: Def) {
+        let old = w.ops(k).to_vec();
+        w.clear_body(k);
+        self.recount(w, k, &old);
+    }
+
+    /// Takes account of a change to the operands of `k` (filters or body) made outside;
+    /// `old` are its operands before. The new operands are counted before the old ones
+    /// are dropped: what both share (a long chain of effects, say) never looks dead on the
+    /// way.
     pub fn recount(&mut self, w: &World, k: Def, old: &[Def]) {
         if !self.contains(k) {
             return;
@@ -80,23 +94,6 @@ impl Live {
         }
         let mut dead = Vec::new();
         for &o in old {
-            self.drop_use(w, o, &mut dead);
-        }
-        self.release(w, dead);
-    }
-
-    /// Removes the body of `k`, keeping the counts.
-    pub fn clear_body(&mut self, w: &mut World, k: Def) {
-        if self.contains(k) {
-            self.drop_body(w, k);
-        }
-        w.clear_body(k);
-    }
-
-    fn drop_body(&mut self, w: &World, k: Def) {
-        let nfilters = w.num_params(k);
-        let mut dead = Vec::new();
-        for &o in &w.ops(k)[nfilters..] {
             self.drop_use(w, o, &mut dead);
         }
         self.release(w, dead);
@@ -124,15 +121,6 @@ impl Live {
             for &o in w.ops(d) {
                 self.drop_use(w, o, &mut dead);
             }
-        }
-    }
-
-    /// Counts the body operands of `k` (its filters stay counted).
-    fn count_ops(&mut self, w: &World, k: Def) {
-        let nfilters = w.num_params(k);
-        let body: Vec<Def> = w.ops(k)[nfilters..].to_vec();
-        for o in body {
-            self.add_use(w, o);
         }
     }
 

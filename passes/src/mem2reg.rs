@@ -23,7 +23,7 @@
 //! old continuations are left dead for `dce`.
 
 use crate::live::Live;
-use crate::rewrite::{closed_conts, cont_param_types, DefSet, Rewriter, UseCache};
+use crate::rewrite::{closed_conts, cont_param_types, is_function, DefSet, Rewriter, UseCache};
 use durin_ir::{Def, Node, Type, TypeKind, World};
 use rustc_hash::{FxHashMap, FxHashSet};
 
@@ -74,18 +74,25 @@ struct Analysis<'w> {
     closures_in_memory: bool,
 }
 
-/// Promotes every qualifying slot of the live program.
+/// Promotes every qualifying slot of the live program. Promoting can make a kept slot
+/// promotable (a closure that captured a loaded value may capture a constant now, and no
+/// longer has free parameters), so this repeats while it promotes some and keeps some.
 pub fn run(w: &mut World) -> Stats {
-    let live = Live::new(w);
-    let mut users: FxHashMap<Def, Vec<Def>> = FxHashMap::default();
-    for d in live.defs() {
-        if matches!(w.node(d), Node::Param(_)) {
-            continue;
-        }
-        for &o in w.ops(d) {
-            users.entry(o).or_default().push(d);
+    let mut total = Stats::default();
+    for _ in 0..8 {
+        let once = run_once(w);
+        total.promoted += once.promoted;
+        total.kept = once.kept;
+        if once.promoted == 0 || once.kept == 0 {
+            break;
         }
     }
+    total
+}
+
+fn run_once(w: &mut World) -> Stats {
+    let live = Live::new(w);
+    let users = live.users(w);
     let conts: DefSet = live.conts().iter().copied().collect();
     let mut an = Analysis {
         w,
@@ -347,13 +354,6 @@ fn jump_mem(w: &World, args: &[Def]) -> Option<Def> {
         .filter(|&&a| matches!(w.kind(w.type_of(a)), TypeKind::Mem));
     let m = *mems.next()?;
     mems.next().is_none().then_some(m)
-}
-
-/// Whether continuation `k` takes a continuation (it is a function, not a block).
-fn is_function(w: &World, k: Def) -> bool {
-    cont_param_types(w, k)
-        .iter()
-        .any(|&t| matches!(w.kind(t), TypeKind::Cont(_)))
 }
 
 struct Rewrite<'a> {

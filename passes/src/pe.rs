@@ -19,7 +19,7 @@
 //! specializations that led to it.
 
 use crate::live::Live;
-use crate::rewrite::{cont_param_types, specialize_in, DefSet, Rewriter, ScopeIndex};
+use crate::rewrite::{is_function, specialize_in, DefSet, Rewriter, ScopeIndex};
 use crate::PassError;
 use durin_ir::{Def, Loc, Node, TypeKind, World};
 use rustc_hash::FxHashMap;
@@ -148,7 +148,7 @@ impl Pe<'_> {
         if self.walk(roots, &mut done, true)? {
             return Ok(true);
         }
-        self.refresh();
+        // Nothing changed: the tables of `refresh` still hold.
         let rest: Vec<Def> = (self.live.conts().iter())
             .copied()
             .filter(|k| !done.contains(k))
@@ -211,19 +211,11 @@ impl Pe<'_> {
             }
         }
         for &a in args {
-            if self.w.node(a) == Node::Cont && !self.is_function(a) {
+            if self.w.node(a) == Node::Cont && !is_function(self.w, a) {
                 out.push(a);
             }
         }
         out
-    }
-
-    /// Whether continuation `k` takes a continuation (a return point): a function, not a
-    /// block.
-    fn is_function(&self, k: Def) -> bool {
-        cont_param_types(self.w, k)
-            .iter()
-            .any(|&t| matches!(self.w.kind(t), TypeKind::Cont(_)))
     }
 
     /// Rewrites the jump of `k` until nothing applies; whether anything did. Every step

@@ -479,6 +479,14 @@ pub fn specialize_in(
     clone
 }
 
+/// Whether continuation `k` takes a continuation (a return point): a function, not a
+/// block.
+pub fn is_function(w: &World, k: Def) -> bool {
+    cont_param_types(w, k)
+        .iter()
+        .any(|&t| matches!(w.kind(t), durin_ir::TypeKind::Cont(_)))
+}
+
 /// The parameter types of continuation `k`.
 pub fn cont_param_types(w: &World, k: Def) -> Vec<durin_ir::Type> {
     w.types()
