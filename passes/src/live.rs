@@ -82,21 +82,51 @@ impl Live {
     }
 
     /// Takes account of a change to the operands of `k` (filters or body) made outside;
-    /// `old` are its operands before. The new operands are counted before the old ones
-    /// are dropped: what both share (a long chain of effects, say) never looks dead on the
-    /// way.
+    /// `old` are its operands before.
     pub fn recount(&mut self, w: &World, k: Def, old: &[Def]) {
-        if !self.contains(k) {
-            return;
-        }
-        for o in w.ops(k).to_vec() {
-            self.add_use(w, o);
+        self.recount_all(w, &[(k, old.to_vec())]);
+    }
+
+    /// Takes account of changes to several continuations made outside, each with its
+    /// operands before. They are taken together: one change can make another changed
+    /// continuation live (its new operands are counted then) or dead (its new operands
+    /// are dropped then), so only those live before any of them are recounted. The new
+    /// operands are counted before the old ones are dropped: what both share (a long
+    /// chain of effects, say) never looks dead on the way.
+    pub fn recount_all(&mut self, w: &World, changes: &[(Def, Vec<Def>)]) {
+        let live: Vec<&(Def, Vec<Def>)> =
+            changes.iter().filter(|(k, _)| self.contains(*k)).collect();
+        for (k, _) in &live {
+            for &o in w.ops(*k) {
+                self.add_use(w, o);
+            }
         }
         let mut dead = Vec::new();
-        for &o in old {
-            self.drop_use(w, o, &mut dead);
+        for (_, old) in &live {
+            for &o in old {
+                self.drop_use(w, o, &mut dead);
+            }
         }
         self.release(w, dead);
+    }
+
+    /// Checks the counts against the live defs' operands (for tests and debug builds):
+    /// the first def whose count is off, with the count kept and the count found.
+    pub fn check(&self, w: &World) -> Result<(), (Def, u32, u32)> {
+        let mut found = vec![0u32; w.num_defs()];
+        for d in w.defs() {
+            if self.contains(d) && !matches!(w.node(d), Node::Param(_)) {
+                for &o in w.ops(d) {
+                    found[o.index()] += 1;
+                }
+            }
+        }
+        for (d, &n) in w.defs().zip(&found) {
+            if self.uses(d) != n {
+                return Err((d, self.uses(d), n));
+            }
+        }
+        Ok(())
     }
 
     fn drop_use(&mut self, w: &World, d: Def, dead: &mut Vec<Def>) {

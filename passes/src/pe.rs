@@ -231,6 +231,7 @@ impl Pe<'_> {
             if !self.step(k)? {
                 break;
             }
+            self.check_counts();
             changed = true;
             free_steps = if self.fuel_left == fuel {
                 free_steps + 1
@@ -239,6 +240,16 @@ impl Pe<'_> {
             };
         }
         Ok(changed)
+    }
+
+    /// In debug builds and on small programs, that the use counts kept while rewriting
+    /// are those of the program (they decide what is inlined).
+    fn check_counts(&self) {
+        if cfg!(debug_assertions) && self.w.num_defs() <= 4000 {
+            if let Err((d, kept, found)) = self.live.check(self.w) {
+                panic!("use count of {d:?} is {kept}, the live program has {found}");
+            }
+        }
     }
 
     /// One rewrite of the jump of `k`, if one applies.
@@ -340,8 +351,8 @@ impl Pe<'_> {
             (c, a)
         });
         drop(rw);
-        for (m, old) in changed {
-            self.live.recount(self.w, m, &old);
+        self.live.recount_all(self.w, &changed);
+        for (m, _) in changed {
             self.index.add(self.w, m);
         }
         match body {
