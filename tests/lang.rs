@@ -70,21 +70,30 @@ fn accepted_programs_print_what_they_compute() {
         let expected = std::fs::read_to_string(f.with_extension("out"))
             .unwrap_or_else(|_| panic!("{} has no .out file", f.display()));
         // The same output as lowered and after every optimization pipeline (the IR verified
-        // after each pass).
+        // after each pass), and in first-order form after closure elimination (which must
+        // leave no closure).
+        let closure_conv = ["run", "--verify-each", "--report", "closures", "--passes"];
         for level in [
             &["run", "-O0"][..],
             &["run", "-O1", "--verify-each"],
             &["run", "-O3", "--verify-each"],
+            &[&closure_conv[..], &["O0,closure-conv"]].concat(),
+            &[&closure_conv[..], &["O3,closure-conv"]].concat(),
         ] {
             let out = durin(level, f, &extra);
             let stdout = String::from_utf8_lossy(&out.stdout);
             let stderr = String::from_utf8_lossy(&out.stderr);
             let code = out.status.code().unwrap_or(-1);
-            if stdout != expected || code != want_exit || !stderr.is_empty() {
+            let stderr_ok = if level.contains(&"--report") {
+                stderr.starts_with("closures: 0 left") && stderr.lines().count() == 1
+            } else {
+                stderr.is_empty()
+            };
+            if stdout != expected || code != want_exit || !stderr_ok {
                 failures.push(format!(
                     "{} ({}): exit {code} (want {want_exit})\n--- stdout\n{stdout}--- expected\n{expected}--- stderr\n{stderr}",
                     f.display(),
-                    level[1]
+                    level[1..].join(" ")
                 ));
             }
         }

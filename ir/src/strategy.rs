@@ -89,8 +89,12 @@ pub enum Stmt {
     Call(u8, Vec<Stmt>),
     /// Pass a function to a higher-order `apply` that calls it.
     Apply(u8, Vec<Stmt>),
-    /// Pass a closure that captures an available int to `apply`.
-    Closure(u8, u8),
+    /// Pass a closure that captures two available ints to `apply`.
+    Closure(u8, u8, u8),
+    /// Call a local function that captures two available ints, a loop by tail recursion
+    /// `f(k, acc) = if k > 0 { f(k - 1, acc + c - d) } else { acc }`, twice (so that it
+    /// returns to two places): `f((a >> 2) & 3, f(a & 3, c))`.
+    LocalCall(u8, u8, u8),
 }
 
 /// A random program: the statements of `main`'s body.
@@ -121,7 +125,8 @@ fn leaf_stmt() -> impl Strategy<Value = Stmt> {
         2 => b().prop_map(Stmt::Read),
         1 => (b(), b()).prop_map(|(x, y)| Stmt::SlotClosure(x, y)),
         1 => (b(), b(), b()).prop_map(|(x, y, z)| Stmt::Array(x, y, z)),
-        1 => (b(), b()).prop_map(|(x, y)| Stmt::Closure(x, y)),
+        1 => (b(), b(), b()).prop_map(|(x, y, z)| Stmt::Closure(x, y, z)),
+        1 => (b(), b(), b()).prop_map(|(x, y, z)| Stmt::LocalCall(x, y, z)),
     ]
 }
 
@@ -363,12 +368,16 @@ impl Builder {
                 }
                 self.continue_at(cur, p, r);
             }
-            Stmt::Closure(a, captured) => {
-                // A continuation that uses a value of the enclosing code: a closure.
+            Stmt::Closure(a, c, d) => {
+                // A continuation that uses values of the enclosing code: a closure.
                 let (mem, i32, ret) = (self.mem, self.i32, self.ret);
                 let lam = self.w.cont(&[mem, i32, ret], "lambda");
                 let lp = self.w.params(lam);
-                let sum = self.w.arith(ArithOp::Add, lp[1], pick(&p.ints, *captured));
+                // `(x + c) - 3d`: the closure captures `c` and `3d`, two values.
+                let three = self.w.lit_i32(3);
+                let d3 = self.w.arith(ArithOp::Mul, pick(&p.ints, *d), three);
+                let xc = self.w.arith(ArithOp::Add, lp[1], pick(&p.ints, *c));
+                let sum = self.w.arith(ArithOp::Sub, xc, d3);
                 let fl = self.w.conv(self.f64, sum);
                 self.w.set_body(lam, lp[2], &[lp[0], sum, fl]);
                 let r = self.w.cont(&[self.mem, self.i32, self.f64], "ret");
@@ -377,7 +386,44 @@ impl Builder {
                     .set_body(cur.cont, apply, &[cur.mem, lam, pick(&p.ints, *a), r]);
                 self.continue_at(cur, p, r);
             }
+            Stmt::LocalCall(a, c, d) => {
+                let (a, c, d) = (pick(&p.ints, *a), pick(&p.ints, *c), pick(&p.ints, *d));
+                self.local_call(cur, p, a, c, d);
+            }
         }
+    }
+
+    /// `f((a >> 2) & 3, f(a & 3, c))` for a local `f(k, acc) = if k > 0 { f(k - 1, acc +
+    /// c - d) } else { acc }`.
+    fn local_call(&mut self, cur: &mut Cursor, p: &mut Pools, a: Def, c: Def, d: Def) {
+        let (mem, i32, ret) = (self.mem, self.i32, self.ret);
+        let f = self.w.cont(&[mem, i32, i32, ret], "local");
+        let fp = self.w.params(f);
+        let rec = self.w.cont(&[], "rec");
+        let done = self.w.cont(&[], "done");
+        let zero = self.w.lit_i32(0);
+        let more = self.w.cmp(CmpOp::Gt, fp[1], zero);
+        let target = self.w.select(more, rec, done);
+        self.w.set_body(f, target, &[]);
+        let one = self.w.lit_i32(1);
+        let k1 = self.w.arith(ArithOp::Sub, fp[1], one);
+        // `(acc + c) - d`: the function captures `c` and `d`, two values.
+        let acc_c = self.w.arith(ArithOp::Add, fp[2], c);
+        let acc = self.w.arith(ArithOp::Sub, acc_c, d);
+        self.w.set_body(rec, f, &[fp[0], k1, acc, fp[3]]);
+        let fl = self.w.conv(self.f64, fp[2]);
+        self.w.set_body(done, fp[3], &[fp[0], fp[2], fl]);
+        let three = self.w.lit_i32(3);
+        let two = self.w.lit_i32(2);
+        let r1 = self.w.cont(&[self.mem, self.i32, self.f64], "ret");
+        let k = self.w.arith(ArithOp::And, a, three);
+        self.w.set_body(cur.cont, f, &[cur.mem, k, c, r1]);
+        let r1p = self.w.params(r1);
+        let r2 = self.w.cont(&[self.mem, self.i32, self.f64], "ret");
+        let a2 = self.w.arith(ArithOp::Shr, a, two);
+        let k2 = self.w.arith(ArithOp::And, a2, three);
+        self.w.set_body(r1, f, &[r1p[0], k2, r1p[1], r2]);
+        self.continue_at(cur, p, r2);
     }
 
     /// Goes on in `k(mem, i32, f64)`, whose int and float become available.

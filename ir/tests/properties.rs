@@ -309,10 +309,20 @@ mod reference {
                     p.ints.push(i);
                     p.floats.push(f);
                 }
-                Stmt::Closure(a, captured) => {
-                    let sum = pick(&p.ints, *a).wrapping_add(pick(&p.ints, *captured));
+                Stmt::Closure(a, c, d) => {
+                    let cd = pick(&p.ints, *c).wrapping_sub(pick(&p.ints, *d).wrapping_mul(3));
+                    let sum = pick(&p.ints, *a).wrapping_add(cd);
                     p.ints.push(sum);
                     p.floats.push(sum as f64);
+                }
+                Stmt::LocalCall(a, c, d) => {
+                    let (a, c, d) = (pick(&p.ints, *a), pick(&p.ints, *c), pick(&p.ints, *d));
+                    let mut acc = c;
+                    for _ in 0..(a & 3) + ((a >> 2) & 3) {
+                        acc = acc.wrapping_add(c).wrapping_sub(d);
+                    }
+                    p.ints.push(acc);
+                    p.floats.push(acc as f64);
                 }
             }
         }

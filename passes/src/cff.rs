@@ -2,7 +2,8 @@
 //!
 //! - a *function*: it uses no free parameter (a top-level function);
 //! - a *block*: it has free parameters but is only jumped to (directly or as a branch
-//!   target) or passed as the return point of a call (it takes no continuation itself);
+//!   target) or passed as the return point of a call (its type is not a function type:
+//!   see [`is_function_type`]);
 //!   a back end makes it a basic block of the function whose parameters it uses;
 //! - a *closure*: anything else: a continuation with free parameters that is passed as a
 //!   function value, stored in a value, or a local function that takes a return point.
@@ -10,8 +11,9 @@
 //! The pipeline removes most closures by specialization and inlining; [`closures`] lists
 //! those that survive, for `--report closures`.
 
+use crate::closure::is_function_type;
 use crate::live::Live;
-use crate::rewrite::{closed_conts, is_function, DefSet};
+use crate::rewrite::{closed_conts, DefSet};
 use durin_ir::{Def, Loc, Node, World};
 use rustc_hash::FxHashMap;
 
@@ -84,7 +86,7 @@ fn why_closure(
     uses: &[Def],
     users: &FxHashMap<Def, Vec<Def>>,
 ) -> Option<&'static str> {
-    let function = is_function(w, k);
+    let function = is_function_type(w, w.type_of(k));
     let mut called = false;
     for &u in uses {
         match w.node(u) {

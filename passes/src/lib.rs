@@ -14,6 +14,7 @@
 
 pub mod cff;
 pub mod cleanup;
+pub mod closure;
 pub mod compact;
 pub mod live;
 pub mod mem2reg;
@@ -94,16 +95,28 @@ enum Builtin {
     Cleanup,
     Mem2reg,
     Dce,
+    ClosureConv,
 }
 
 impl Builtin {
-    const ALL: [Builtin; 6] = [
+    /// The passes of optimization level `level` (0 to 3).
+    fn level(level: u8) -> &'static [Builtin] {
+        use Builtin::*;
+        match level {
+            0 => &[Cleanup, Dce],
+            1 => &[Simplify, Mem2reg, Simplify, Dce],
+            _ => &[Pe, Simplify, Mem2reg, Pe, Simplify, Dce],
+        }
+    }
+
+    const ALL: [Builtin; 7] = [
         Builtin::Pe,
         Builtin::Inline,
         Builtin::Simplify,
         Builtin::Cleanup,
         Builtin::Mem2reg,
         Builtin::Dce,
+        Builtin::ClosureConv,
     ];
 
     fn name(self) -> &'static str {
@@ -114,6 +127,7 @@ impl Builtin {
             Builtin::Cleanup => "cleanup",
             Builtin::Mem2reg => "mem2reg",
             Builtin::Dce => "dce",
+            Builtin::ClosureConv => "closure-conv",
         }
     }
 
@@ -125,6 +139,7 @@ impl Builtin {
             Builtin::Cleanup => "remove `run`/`hlt`/`known` markers, fold loads of constant tables, eta-reduce forwarding continuations, drop unused parameters and parameters always given the same constant",
             Builtin::Mem2reg => "promote stack slots whose address does not escape to values passed between continuations (SSA)",
             Builtin::Dce => "keep only what the external continuations reach",
+            Builtin::ClosureConv => "first-order form for native code: lift local functions that are only called to top level, and turn functions used as values into (code, environment) pairs",
         }
     }
 }
@@ -175,6 +190,7 @@ impl Pass for Builtin {
                 mem2reg::run(w);
             }
             Builtin::Dce => *w = compact::compact(w),
+            Builtin::ClosureConv => *w = closure::run(w)?.0,
         }
         Ok(())
     }
@@ -232,24 +248,26 @@ pub struct PassTime {
 impl Pipeline {
     /// The pipeline of optimization level `level` (0 to 3).
     pub fn for_level(level: u8) -> Pipeline {
-        use Builtin::*;
-        let passes: &[Builtin] = match level {
-            0 => &[Cleanup, Dce],
-            1 => &[Simplify, Mem2reg, Simplify, Dce],
-            _ => &[Pe, Simplify, Mem2reg, Pe, Simplify, Dce],
-        };
-        Pipeline::of(passes)
+        Pipeline::of(Builtin::level(level))
     }
 
-    /// A pipeline from comma-separated pass names, such as `"pe,cleanup,dce"`.
+    /// A pipeline from comma-separated pass names, such as `"pe,cleanup,dce"`; `O0`..`O3`
+    /// stand for the passes of that level (`"O2,closure-conv"`).
     pub fn parse(text: &str) -> Result<Pipeline, String> {
         let mut passes = Vec::new();
         for n in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            if let Some(level) = ["O0", "O1", "O2", "O3"].iter().position(|&l| l == n) {
+                passes.extend(Builtin::level(level as u8));
+                continue;
+            }
             match Builtin::ALL.into_iter().find(|b| b.name() == n) {
                 Some(b) => passes.push(b),
                 None => {
                     let all: Vec<&str> = Builtin::ALL.iter().map(|b| b.name()).collect();
-                    return Err(format!("unknown pass `{n}` (passes: {})", all.join(", ")));
+                    return Err(format!(
+                        "unknown pass `{n}` (passes: {}; levels: O0, O1, O2, O3)",
+                        all.join(", ")
+                    ));
                 }
             }
         }

@@ -13,8 +13,9 @@
 //! touch the slot: the callee is a top-level function (it uses no free parameter, so no
 //! code that names the slot's address is in reach), the other arguments reach only
 //! top-level functions, and no continuation with free parameters is stored in memory
-//! (where a top-level function could fetch it). A call of an unknown function, or of a
-//! local one (a loop that takes its exit as a parameter), keeps the slot, and so do
+//! (where a top-level function could fetch it); or the callee is a local function and
+//! none of the code it reaches names the slot's address. A call of an unknown function,
+//! or of a local one that may touch the slot, keeps the slot, and so do
 //! functions passed as values (closures) that need the value at their entry: when they
 //! run is not known.
 //!
@@ -26,6 +27,17 @@ use crate::live::Live;
 use crate::rewrite::{closed_conts, cont_param_types, is_function, DefSet, Rewriter, UseCache};
 use durin_ir::{Def, Node, Type, TypeKind, World};
 use rustc_hash::{FxHashMap, FxHashSet};
+
+/// Whether a value of type `t` can be or hold a pointer (continuations count: they may
+/// carry one they captured).
+fn may_hold_pointer(w: &World, t: Type) -> bool {
+    match w.kind(t) {
+        TypeKind::Bool | TypeKind::Int { .. } | TypeKind::Float { .. } | TypeKind::Mem => false,
+        TypeKind::Tuple(ts) => ts.iter().any(|&t| may_hold_pointer(w, t)),
+        TypeKind::Array { elem, .. } => may_hold_pointer(w, *elem),
+        _ => true,
+    }
+}
 
 /// What a pass run did.
 #[derive(Clone, Copy, Default, Debug, PartialEq, Eq)]
@@ -229,7 +241,7 @@ impl Analysis<'_> {
                         {
                             // Passed as a value: a return point (never a function) of a
                             // call that cannot reach the slot.
-                            if is_function(w, k) || !self.call_is_opaque(callee, &args, k) {
+                            if is_function(w, k) || !self.call_is_opaque(slot, callee, &args, k) {
                                 return Err(Keep);
                             }
                             let m = jump_mem(w, &args).ok_or(Keep)?;
@@ -281,17 +293,63 @@ impl Analysis<'_> {
     }
 
     /// Whether a call of `callee` with `args` (passing return point `ret`) runs only code
-    /// that cannot touch a slot whose address does not escape.
-    fn call_is_opaque(&mut self, callee: Def, args: &[Def], ret: Def) -> bool {
+    /// that cannot touch `slot`, whose address does not escape: a top-level function given
+    /// only top-level functions, or a local function none of whose code names the slot's
+    /// address.
+    fn call_is_opaque(&mut self, slot: &Slot, callee: Def, args: &[Def], ret: Def) -> bool {
         if self.closures_in_memory || self.w.node(callee) != Node::Cont {
             return false;
         }
+        let others: Vec<Def> = args.iter().copied().filter(|&a| a != ret).collect();
         if !self.closed.get(&callee).copied().unwrap_or(false) {
-            return false;
+            let mut roots = others;
+            roots.push(callee);
+            return !self.may_name(slot.ptr, &roots);
         }
-        args.iter()
-            .filter(|&&a| a != ret)
-            .all(|&a| self.only_closed(a))
+        others.iter().all(|&a| self.only_closed(a))
+    }
+
+    /// Whether the code `roots` reach (through structural defs and the bodies of the
+    /// continuations they reference) may name `ptr`; past a budget of defs, it may. A value
+    /// computed before the call (it uses no parameter of the code the call runs) names the
+    /// address only if it can hold a pointer: a number loaded from the slot does not.
+    fn may_name(&mut self, ptr: Def, roots: &[Def]) -> bool {
+        const BUDGET: usize = 20_000;
+        let w = self.w;
+        let mut conts = FxHashSet::default();
+        let mut seen = FxHashSet::default();
+        let mut stack = roots.to_vec();
+        while let Some(d) = stack.pop() {
+            if seen.len() > BUDGET {
+                return true;
+            }
+            if !seen.insert(d) || matches!(w.node(d), Node::Param(_)) {
+                continue;
+            }
+            if w.node(d) == Node::Cont {
+                conts.insert(d);
+            }
+            stack.extend_from_slice(w.ops(d));
+        }
+        seen.clear();
+        stack = roots.to_vec();
+        while let Some(d) = stack.pop() {
+            if d == ptr {
+                return true;
+            }
+            if !seen.insert(d) || matches!(w.node(d), Node::Param(_)) {
+                continue;
+            }
+            let inside = w.node(d) == Node::Cont
+                || self.reach.of(w, d).iter().any(|&y| match w.node(y) {
+                    Node::Param(_) => conts.contains(&w.ops(y)[0]),
+                    _ => conts.contains(&y),
+                });
+            if inside || may_hold_pointer(w, w.type_of(d)) {
+                stack.extend_from_slice(w.ops(d));
+            }
+        }
+        false
     }
 
     /// Where the value of `slot` at `mem` comes from (remembered: long chains are walked

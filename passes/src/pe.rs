@@ -14,9 +14,10 @@
 //! with [`Options::cff`], specialize jumps to inner continuations on the continuations they
 //! are passed (the return point of a local loop), so that what remains is first-order.
 //!
-//! Each specialization costs one unit of fuel (inlining removes a continuation and costs
-//! none). Running out is an error that names the call site and the chain of
-//! specializations that led to it.
+//! Each specialization costs one unit of fuel, and one more per [`FUEL_DEFS`] definitions
+//! it makes (inlining removes a continuation and costs none); past [`MAX_DEFS`]
+//! definitions in all, specialization stops too. Running out is an error that names the
+//! call site and the chain of specializations that led to it.
 
 use crate::live::Live;
 use crate::rewrite::{is_function, specialize_in, DefSet, Rewriter, ScopeIndex};
@@ -102,6 +103,15 @@ const CFF_LIMIT: u32 = 16;
 /// Control-flow specialization copies the callee's scope: only scopes of at most this many
 /// continuations.
 const CFF_MAX_SCOPE: usize = 32;
+
+/// Specialization stops with the fuel diagnostic once the world holds this many defs,
+/// whatever fuel is left: a few specializations of code that doubles each time would
+/// otherwise exhaust memory first. (Five nested `unroll(0, 8)` loops make about a million.)
+pub const MAX_DEFS: usize = 8_000_000;
+
+/// A specialization costs one unit of fuel, and one more per this many definitions it
+/// makes.
+pub const FUEL_DEFS: usize = 4096;
 
 /// Runs the partial evaluator to a fixed point.
 pub fn run(w: &mut World, opts: Options) -> Result<Stats, PassError> {
@@ -366,8 +376,12 @@ impl Pe<'_> {
     fn clone_of(&mut self, site: Def, target: Def, args: &[Option<Def>]) -> Def {
         let name = self.w.name(target).unwrap_or("k").to_string();
         let before = self.w.num_defs();
-        let scope = self.index.scope(target);
+        let scope = self.reachable(target, self.index.scope(target));
         let c = specialize_in(self.w, target, args, &name, &scope, self.index.cache());
+        // A large clone costs more fuel: specializing on values that are not constant can
+        // nest each clone in the next, and copying them all again doubles the work.
+        let extra = ((self.w.num_defs() - before) / FUEL_DEFS) as u64;
+        self.fuel_left = self.fuel_left.saturating_sub(extra);
         // The originals are templates now: their jumps are specialized in the clones, not
         // in them (specializing inside a template would be copied into every clone).
         self.templates.extend(scope);
@@ -380,9 +394,29 @@ impl Pe<'_> {
         c
     }
 
-    /// One unit of fuel for specializing `target` at `site`, or the fuel diagnostic.
+    /// The members of `scope` (the scope of its first member) that its entry can reach:
+    /// what a clone needs. The rest uses the entry's parameters but is dead (older clones
+    /// of code inside, say); copying it would make every clone larger than the last.
+    fn reachable(&mut self, entry: Def, scope: DefSet) -> DefSet {
+        let mut keep = DefSet::default();
+        keep.insert(entry);
+        let mut at = 0;
+        while at < keep.len() {
+            let m = keep[at];
+            at += 1;
+            for c in self.index.cache().direct_uses(self.w, m).0 {
+                if scope.contains(&c) {
+                    keep.insert(c);
+                }
+            }
+        }
+        keep
+    }
+
+    /// One unit of fuel for specializing `target` at `site`, or the fuel diagnostic (also
+    /// when the program has grown past [`MAX_DEFS`]).
     fn spend_fuel(&mut self, site: Def, target: Def) -> Result<(), PassError> {
-        if self.fuel_left == 0 {
+        if self.fuel_left == 0 || self.w.num_defs() > MAX_DEFS {
             return Err(self.out_of_fuel(site, target));
         }
         self.fuel_left -= 1;
@@ -446,10 +480,17 @@ impl Pe<'_> {
 
     fn out_of_fuel(&self, site: Def, target: Def) -> PassError {
         let name = |d: Def| self.w.name(d).unwrap_or("a continuation").to_string();
+        let what = if self.fuel_left == 0 {
+            format!(
+                "fuel ({}: one per specialization, more for large ones)",
+                self.opts.fuel
+            )
+        } else {
+            format!("room (the program grew past {MAX_DEFS} definitions)")
+        };
         let mut err = PassError::new(
             format!(
-                "partial evaluation ran out of fuel ({} specializations) specializing `{}`",
-                self.opts.fuel,
+                "partial evaluation ran out of {what} specializing `{}`",
                 name(target)
             ),
             self.w.loc(site),
