@@ -71,13 +71,14 @@ fn accepted_programs_print_what_they_compute() {
             .unwrap_or_else(|_| panic!("{} has no .out file", f.display()));
         // The same output as lowered and after every optimization pipeline (the IR verified
         // after each pass), and in first-order form after closure elimination (which must
-        // leave no closure).
+        // leave no closure), after the least a native back end runs (partial evaluation,
+        // which `break` out of a `for` body needs) and after -O3.
         let closure_conv = ["run", "--verify-each", "--report", "closures", "--passes"];
         for level in [
             &["run", "-O0"][..],
             &["run", "-O1", "--verify-each"],
             &["run", "-O3", "--verify-each"],
-            &[&closure_conv[..], &["O0,closure-conv"]].concat(),
+            &[&closure_conv[..], &["pe,cleanup,dce,closure-conv"]].concat(),
             &[&closure_conv[..], &["O3,closure-conv"]].concat(),
         ] {
             let out = durin(level, f, &extra);

@@ -71,10 +71,9 @@ pub fn lower_markers(w: &mut World) -> bool {
 /// array) become the value, so that constant tables disappear after specialization.
 pub fn fold_constant_loads(w: &mut World) -> bool {
     let live = Live::new(w);
-    let mut rw = Rewriter::new();
-    let mut any = false;
+    let mut folded: FxHashMap<Def, (Def, Def)> = FxHashMap::default();
     let loads: Vec<Def> = live.defs().filter(|&d| w.node(d) == Node::Load).collect();
-    for l in loads {
+    for &l in &loads {
         let (mem, ptr) = (w.ops(l)[0], w.ops(l)[1]);
         // The path from the global to the loaded value: constant indices only.
         let mut path = Vec::new();
@@ -102,15 +101,27 @@ pub fn fold_constant_loads(w: &mut World) -> bool {
             }
         }
         if ok && !w.has_params(value) {
-            let t = w.tuple(&[mem, value]);
-            rw.map(l, t);
-            any = true;
+            folded.insert(l, (mem, value));
         }
     }
-    if any {
-        apply(w, &mut rw, live.conts());
+    if folded.is_empty() {
+        return false;
     }
-    any
+    // A load becomes its value and the token it was given, that token rewritten too (it
+    // may come from another folded load further up the chain, directly or through other
+    // effects). In creation order, so operands first: the loads a token depends on are
+    // mapped before it is rewritten, and nothing rewritten earlier depends on a later one.
+    let mut order: Vec<Def> = folded.keys().copied().collect();
+    order.sort();
+    let mut rw = Rewriter::new();
+    for l in order {
+        let (mem, value) = folded[&l];
+        let mem = rw.rewrite(w, mem);
+        let t = w.tuple(&[mem, value]);
+        rw.map(l, t);
+    }
+    apply(w, &mut rw, live.conts());
+    true
 }
 
 /// Replaces continuations that only forward their parameters by their target; whether any

@@ -225,6 +225,20 @@ fn free_values(
     }
     for &c in closures {
         for &x in &free[&c] {
+            if w.node(x) == Node::Cont && !is_function_type(w, w.type_of(x)) {
+                return Err(PassError::new(
+                    format!(
+                        "cannot convert `{}`: it jumps to `{}` of the code around it (a `break`, `continue` or `return` out of a closure that was not specialized away)",
+                        w.name(c).unwrap_or("closure"),
+                        w.name(x).unwrap_or("a continuation")
+                    ),
+                    w.loc(c),
+                )
+                .with_note(
+                    "native code can leave a function only by returning; partial evaluation (`-O2`, or `pe` in the pipeline) inlines the closure when the function it is passed to is marked `@`",
+                    w.loc(x),
+                ));
+            }
             if mentions_mem(w, w.type_of(x)) {
                 return Err(PassError::new(
                     format!(
