@@ -140,14 +140,6 @@ fn free_values(
     let mut calls: FxHashMap<Def, DefSet> = FxHashMap::default();
     for &c in closures {
         let members = &scopes[&c];
-        let inside = |w: &World, cache: &mut UseCache, x: Def| match w.node(x) {
-            Node::Param(_) => members.contains(&w.ops(x)[0]),
-            Node::Cont => members.contains(&x),
-            _ => cache.of(w, x).iter().any(|&y| match w.node(y) {
-                Node::Param(_) => members.contains(&w.ops(y)[0]),
-                _ => members.contains(&y),
-            }),
-        };
         let mut fv = DefSet::default();
         let mut lifted = DefSet::default();
         let mut seen = FxHashSet::default();
@@ -181,7 +173,7 @@ fn free_values(
                 Node::Global { .. } => {}
                 _ if w.ops(x).is_empty() => {}
                 _ => {
-                    if inside(w, index.cache(), x) {
+                    if in_scope(w, index.cache(), members, x) {
                         stack.extend_from_slice(w.ops(x));
                     } else if index.cache().of(w, x).iter().any(|&y| {
                         matches!(w.node(y), Node::Param(_))
@@ -205,14 +197,7 @@ fn free_values(
                 }
                 let members = &scopes[&c];
                 for x in free[&l].clone() {
-                    let outside = match w.node(x) {
-                        Node::Param(_) => !members.contains(&w.ops(x)[0]),
-                        Node::Cont => !members.contains(&x),
-                        _ => !index.cache().of(w, x).iter().any(|&y| match w.node(y) {
-                            Node::Param(_) => members.contains(&w.ops(y)[0]),
-                            _ => members.contains(&y),
-                        }),
-                    };
+                    let outside = !in_scope(w, index.cache(), members, x);
                     if outside && free.get_mut(&c).expect("every closure").insert(x) {
                         changed = true;
                     }
@@ -251,6 +236,19 @@ fn free_values(
         }
     }
     Ok(free)
+}
+
+/// Whether `x` belongs to the scope `members`: a member, a parameter of one, or a value
+/// computed from one.
+fn in_scope(w: &World, cache: &mut UseCache, members: &DefSet, x: Def) -> bool {
+    let member = |y: Def| match w.node(y) {
+        Node::Param(_) => members.contains(&w.ops(y)[0]),
+        _ => members.contains(&y),
+    };
+    match w.node(x) {
+        Node::Param(_) | Node::Cont => member(x),
+        _ => cache.of(w, x).iter().any(|&y| member(y)),
+    }
 }
 
 /// Whether `t` is a function type: a continuation type whose last parameter is a return
