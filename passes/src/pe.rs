@@ -376,7 +376,7 @@ impl Pe<'_> {
     fn clone_of(&mut self, site: Def, target: Def, args: &[Option<Def>]) -> Def {
         let name = self.w.name(target).unwrap_or("k").to_string();
         let before = self.w.num_defs();
-        let scope = self.reachable(target, self.index.scope(target));
+        let scope = self.index.scope(target);
         let c = specialize_in(self.w, target, args, &name, &scope, self.index.cache());
         // A large clone costs more fuel: specializing on values that are not constant can
         // nest each clone in the next, and copying them all again doubles the work.
@@ -392,25 +392,6 @@ impl Pe<'_> {
             }
         }
         c
-    }
-
-    /// The members of `scope` (the scope of its first member) that its entry can reach:
-    /// what a clone needs. The rest uses the entry's parameters but is dead (older clones
-    /// of code inside, say); copying it would make every clone larger than the last.
-    fn reachable(&mut self, entry: Def, scope: DefSet) -> DefSet {
-        let mut keep = DefSet::default();
-        keep.insert(entry);
-        let mut at = 0;
-        while at < keep.len() {
-            let m = keep[at];
-            at += 1;
-            for c in self.index.cache().direct_uses(self.w, m).0 {
-                if scope.contains(&c) {
-                    keep.insert(c);
-                }
-            }
-        }
-        keep
     }
 
     /// One unit of fuel for specializing `target` at `site`, or the fuel diagnostic (also
