@@ -8,12 +8,11 @@
 //! - a *closure*: anything else: a continuation with free parameters that is passed as a
 //!   function value, stored in a value, or a local function that takes a return point.
 //!
-//! The pipeline removes most closures by specialization and inlining; [`closures`] lists
+//! The pipeline removes most closures by specialization and inlining; [`form`] lists
 //! those that survive, for `--report closures`.
 
-use crate::closure::is_function_type;
 use crate::live::Live;
-use crate::rewrite::{closed_conts, DefSet};
+use crate::rewrite::{closed_conts, is_function_type, DefSet};
 use durin_ir::{Def, Loc, Node, World};
 use rustc_hash::FxHashMap;
 

@@ -22,7 +22,9 @@
 //! are expected to be few (`--report closures` lists them).
 
 use crate::live::Live;
-use crate::rewrite::{closed_conts, cont_param_types, DefSet, ScopeIndex, UseCache};
+use crate::rewrite::{
+    closed_conts, cont_param_types, is_function_type, DefSet, ScopeIndex, UseCache,
+};
 use crate::PassError;
 use durin_ir::{AddrSpace, Def, Node, Type, TypeKind, World};
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -248,21 +250,6 @@ fn in_scope(w: &World, cache: &mut UseCache, members: &DefSet, x: Def) -> bool {
     match w.node(x) {
         Node::Param(_) | Node::Cont => member(x),
         _ => cache.of(w, x).iter().any(|&y| member(y)),
-    }
-}
-
-/// Whether `t` is a function type: a continuation type whose last parameter is a return
-/// point (a continuation type that is not a function type itself). Other continuation
-/// types are return points and blocks, even when they receive a function:
-/// `cn(mem, i32, cn(mem, i32))` is a function, `cn(mem, i32)` and
-/// `cn(mem, cn(mem, i32, cn(mem, i32)))` (the return point of a function that returns one)
-/// are not.
-pub fn is_function_type(w: &World, t: Type) -> bool {
-    match w.kind(t) {
-        TypeKind::Cont(ps) => ps
-            .last()
-            .is_some_and(|&r| matches!(w.kind(r), TypeKind::Cont(_)) && !is_function_type(w, r)),
-        _ => false,
     }
 }
 
@@ -552,7 +539,7 @@ impl Converter<'_> {
 
     /// The converted closures that the body of `k` makes (uses as values from outside
     /// their own code), in a fixed order.
-    fn made_here(&mut self, k: Def, ctx: Option<Def>) -> Vec<Def> {
+    fn made_here(&self, k: Def, ctx: Option<Def>) -> Vec<Def> {
         let old = self.old;
         let (callee, args) = old.body(k).expect("a body");
         let mut stack = vec![callee];

@@ -479,8 +479,24 @@ pub fn specialize_in(
     clone
 }
 
-/// Whether continuation `k` takes a continuation (a return point): a function, not a
-/// block.
+/// Whether `t` is a function type: a continuation type whose last parameter is a return
+/// point (a continuation type that is not a function type itself). Other continuation
+/// types are return points and blocks, even when they receive a function:
+/// `cn(mem, i32, cn(mem, i32))` is a function, `cn(mem, i32)` and
+/// `cn(mem, cn(mem, i32, cn(mem, i32)))` (the return point of a function that returns one)
+/// are not.
+pub fn is_function_type(w: &World, t: durin_ir::Type) -> bool {
+    match w.kind(t) {
+        durin_ir::TypeKind::Cont(ps) => ps.last().is_some_and(|&r| {
+            matches!(w.kind(r), durin_ir::TypeKind::Cont(_)) && !is_function_type(w, r)
+        }),
+        _ => false,
+    }
+}
+
+/// Whether continuation `k` takes a continuation: a function, not a block. Broader than
+/// [`is_function_type`] (a return point that receives a function counts too), which is
+/// the safe side where the partial evaluator and `mem2reg` ask.
 pub fn is_function(w: &World, k: Def) -> bool {
     cont_param_types(w, k)
         .iter()
