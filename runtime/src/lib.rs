@@ -1,6 +1,43 @@
-//! durin's runtime (not implemented yet).
+//! durin's runtime: the C-ABI functions that compiled programs call.
 //!
-//! It will own the C-ABI functions that generated code calls: memory, printing, time,
-//! images, the CPU `parallel`, and the CUDA platform through cudarc (context, memory, module
-//! cache, launch). It will depend on no compiler crate, so that compiled programs can link
-//! it alone.
+//! The names are those of AnyDSL's runtime (`anydsl_print_i32`, `anydsl_alloc`, ...), so the
+//! standard library's imports resolve to them. Programs link this crate as a static library
+//! (`libdurin_runtime.a`) when built ahead of time; the JIT maps the same functions by
+//! address ([`symbols`]). It depends on no compiler crate.
+//!
+//! - [`print`]: printing as C++ streams print (through C's `stdout`, so output interleaves
+//!   correctly with C code linked into the same program);
+//! - [`memory`]: 64-byte aligned allocation, release and copies;
+//! - [`time`]: microsecond and nanosecond clocks;
+//! - [`random`]: a seeded pseudo-random generator;
+//! - [`error`]: run-time errors reported as messages.
+
+pub mod error;
+pub mod memory;
+pub mod print;
+pub mod random;
+pub mod time;
+
+/// Every function of the runtime with its C name and address, for a JIT to resolve
+/// the declarations of generated code.
+pub fn symbols() -> Vec<(&'static str, usize)> {
+    let mut s = Vec::new();
+    s.extend_from_slice(&print::SYMBOLS());
+    s.extend_from_slice(&memory::SYMBOLS());
+    s.extend_from_slice(&time::SYMBOLS());
+    s.extend_from_slice(&random::SYMBOLS());
+    s.extend_from_slice(&error::SYMBOLS());
+    s
+}
+
+/// Lists `(name, address)` pairs of C-ABI functions, for [`symbols`].
+macro_rules! symbol_table {
+    ($($f:ident),* $(,)?) => {
+        /// This module's functions with their C names and addresses.
+        #[allow(non_snake_case)]
+        pub fn SYMBOLS() -> Vec<(&'static str, usize)> {
+            vec![$((stringify!($f), $f as *const () as usize)),*]
+        }
+    };
+}
+pub(crate) use symbol_table;

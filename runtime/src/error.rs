@@ -1,0 +1,28 @@
+//! Run-time errors: a message on standard error and exit status 101 (after flushing what
+//! the program printed), never an abort without a word.
+
+use std::ffi::{c_char, CStr};
+
+/// Reports a run-time error of compiled code (`message` is a zero-terminated string) and
+/// exits with status 101.
+///
+/// # Safety
+/// `message` is null or points to a zero-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn durin_runtime_error(message: *const c_char) -> ! {
+    let text = if message.is_null() {
+        "unknown error".into()
+    } else {
+        CStr::from_ptr(message).to_string_lossy()
+    };
+    fail(&text)
+}
+
+/// Flushes standard output, prints `error: {message}` on standard error, exits with 101.
+pub fn fail(message: &str) -> ! {
+    crate::print::flush_all();
+    eprintln!("error: run-time error: {message}");
+    std::process::exit(101)
+}
+
+crate::symbol_table!(durin_runtime_error);
