@@ -1,6 +1,8 @@
 //! The `durin` command line. It holds no compiler logic: each subcommand reads its input,
 //! calls the library crates and reports their results and diagnostics.
 
+mod native;
+
 use clap::{Parser, Subcommand};
 use durin_ir::interp::{self, Limits};
 use durin_ir::{text, verify, Def, World};
@@ -15,8 +17,9 @@ use std::time::Instant;
     about = "A compiler for domain-specific libraries written as higher-order functional code",
     long_about = "durin compiles higher-order functional code into fast host and GPU code. \
                   `durin check` checks programs in its Artic-compatible language, `durin run` \
-                  runs them (in the IR interpreter until the native back ends exist), and \
-                  `durin ir` reads, verifies, draws and runs the textual IR."
+                  runs them (compiled to native code by LLVM's JIT, or in the IR interpreter), \
+                  `durin build` writes object files, assembly, LLVM IR, C headers and \
+                  executables, and `durin ir` reads, verifies, draws and runs the textual IR."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -58,6 +61,15 @@ struct OptArgs {
     report: Option<String>,
 }
 
+/// How `durin run` runs a program.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum Backend {
+    /// Native code through LLVM's JIT.
+    Llvm,
+    /// The IR interpreter.
+    Interp,
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Check a program: parse, resolve names, type-check and lower it to the IR.
@@ -80,11 +92,12 @@ enum Command {
         #[command(flatten)]
         opt: OptArgs,
     },
-    /// Run a program's `main` in the IR interpreter.
+    /// Run a program's `main`: compiled by LLVM's JIT (the default) or in the IR interpreter.
     ///
     /// `main` is `fn main() -> i32` or `fn main(argc: i32, argv: &[&[u8]]) -> i32`; the
     /// arguments after `--` are passed in `argv` (after the program name). The exit code is
-    /// `main`'s result.
+    /// `main`'s result. For native code the pipeline ends with closure elimination, and
+    /// `-O` is also LLVM's optimization level.
     Run {
         /// The source files (`.art`).
         #[arg(required = true)]
@@ -92,10 +105,46 @@ enum Command {
         /// Arguments for the program.
         #[arg(last = true)]
         args: Vec<String>,
+        /// How to run: `llvm` (native code through LLVM's JIT) or `interp` (the IR
+        /// interpreter, which checks every memory access and every effect's order).
+        #[arg(long, value_enum, default_value_t = Backend::Llvm)]
+        backend: Backend,
+        /// Target CPU for native code (default: the host's CPU and its features).
+        #[arg(long, value_name = "NAME")]
+        cpu: Option<String>,
         /// Maximum number of jumps the interpreter may make.
         #[arg(long, default_value_t = Limits::default().fuel)]
         fuel: u64,
         /// Treat warnings as errors (do not run when there is any).
+        #[arg(long)]
+        deny_warnings: bool,
+        /// Print the time taken by each stage to standard error.
+        #[arg(long)]
+        time: bool,
+        #[command(flatten)]
+        opt: OptArgs,
+    },
+    /// Compile a program ahead of time: an object file, assembly, LLVM IR, a C header or an
+    /// executable.
+    ///
+    /// An object file links with `cc` and the runtime library: `cc prog.o
+    /// libdurin_runtime.a -lpthread -ldl -lm -lgcc_s -lc -o prog` (`--emit exe` does that).
+    /// Functions marked `#[export]` keep their names and the C calling convention;
+    /// `--emit header` declares them for C.
+    Build {
+        /// The source files (`.art`).
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// The file to write.
+        #[arg(short, long, value_name = "OUT")]
+        output: PathBuf,
+        /// What to write.
+        #[arg(long, value_enum, default_value_t = native::BuildEmit::Obj)]
+        emit: native::BuildEmit,
+        /// Target CPU (default: the host's CPU and its features).
+        #[arg(long, value_name = "NAME")]
+        cpu: Option<String>,
+        /// Treat warnings as errors.
         #[arg(long)]
         deny_warnings: bool,
         /// Print the time taken by each stage to standard error.
@@ -137,7 +186,9 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Check { opt, .. } | Command::Run { opt, .. } if opt.list_passes => {
+        Command::Check { opt, .. } | Command::Run { opt, .. } | Command::Build { opt, .. }
+            if opt.list_passes =>
+        {
             for (name, what) in durin_passes::passes() {
                 println!("{name:8} {what}");
             }
@@ -153,11 +204,23 @@ fn main() -> ExitCode {
         Command::Run {
             files,
             args,
+            backend,
+            cpu,
             fuel,
             deny_warnings,
             time,
             opt,
-        } => run_command(&files, &args, fuel, deny_warnings, time, &opt),
+        } => run_command(&files, &args, backend, cpu, fuel, deny_warnings, time, &opt),
+        Command::Build {
+            files,
+            output,
+            emit,
+            cpu,
+            deny_warnings,
+            time,
+            opt,
+        } => build_command(&files, &output, emit, cpu, deny_warnings, time, &opt)
+            .map(|_| ExitCode::SUCCESS),
         Command::Ir {
             file,
             dot,
@@ -253,7 +316,7 @@ fn check_command(
 ) -> Result<(), String> {
     let mut out = compile_files(files, deny_warnings, time)?;
     // Checking is about validity: it optimizes only when asked to.
-    optimize(&mut out, opt, 0)?;
+    optimize(&mut out, opt, 0, false)?;
     if print_ir {
         if let Some(l) = &out.lowered {
             print!("{}", text::print(&l.world));
@@ -264,14 +327,27 @@ fn check_command(
 
 /// Runs the pipeline that `opt` asks for (the level `default_level` when none is given) on
 /// the lowered program; errors are rendered against the sources.
+///
+/// For a `native` back end the pipeline ends with closure elimination (added after
+/// `--passes` when the list does not end with it).
 fn optimize(
     out: &mut durin_frontend::driver::Output,
     opt: &OptArgs,
     default_level: u8,
+    native: bool,
 ) -> Result<(), String> {
+    let level = opt.opt_level.unwrap_or(default_level);
     let pipeline = match &opt.passes {
-        Some(p) => durin_passes::Pipeline::parse(p).map_err(|e| format!("error: {e}"))?,
-        None => durin_passes::Pipeline::for_level(opt.opt_level.unwrap_or(default_level)),
+        Some(p) => {
+            let mut p = durin_passes::Pipeline::parse(p).map_err(|e| format!("error: {e}"))?;
+            if native && !p.ends_first_order() {
+                p = durin_passes::Pipeline::parse(&format!("{},closure-conv", p.names().join(",")))
+                    .map_err(|e| format!("error: {e}"))?;
+            }
+            p
+        }
+        None if native => durin_passes::Pipeline::for_native(level),
+        None => durin_passes::Pipeline::for_level(level),
     };
     let print_after = match opt.print_after.as_deref() {
         None => durin_passes::PrintAfter::None,
@@ -362,16 +438,19 @@ fn report_closures(w: &durin_ir::World, sources: &durin_frontend::source::Source
     );
 }
 
+#[allow(clippy::too_many_arguments)]
 fn run_command(
     files: &[PathBuf],
     args: &[String],
+    backend: Backend,
+    cpu: Option<String>,
     fuel: u64,
     deny_warnings: bool,
     time: bool,
     opt: &OptArgs,
 ) -> Result<ExitCode, String> {
     let mut out = compile_files(files, deny_warnings, time)?;
-    optimize(&mut out, opt, 2)?;
+    optimize(&mut out, opt, 2, backend != Backend::Interp)?;
     let (Some(program), Some(lowered)) = (&out.program, &out.lowered) else {
         return Err("error: nothing to run".into());
     };
@@ -403,6 +482,16 @@ fn run_command(
             ));
         }
     }
+    if backend == Backend::Llvm {
+        let mut argv = vec![files[0].display().to_string()];
+        argv.extend(args.iter().cloned());
+        let opts = native::NativeOptions {
+            opt_level: opt.opt_level.unwrap_or(2),
+            cpu,
+            time,
+        };
+        return native::jit_main(&lowered.world, main, &argv, &opts, &out.sources);
+    }
     let mut argv: Vec<Vec<u8>> = vec![files[0].display().to_string().into_bytes()];
     argv.extend(args.iter().map(|a| a.as_bytes().to_vec()));
     let limits = Limits {
@@ -427,6 +516,31 @@ fn run_command(
         _ => 0,
     };
     Ok(ExitCode::from(code))
+}
+
+fn build_command(
+    files: &[PathBuf],
+    output: &Path,
+    emit: native::BuildEmit,
+    cpu: Option<String>,
+    deny_warnings: bool,
+    time: bool,
+    opt: &OptArgs,
+) -> Result<(), String> {
+    let mut out = compile_files(files, deny_warnings, time)?;
+    optimize(&mut out, opt, 2, true)?;
+    let Some(lowered) = &out.lowered else {
+        return Err("error: nothing to build".into());
+    };
+    if emit == native::BuildEmit::Exe && lowered.main.is_none() {
+        return Err("error: an executable needs a `main` function\n  = note: declare `fn main() -> i32 { ... }`, or build an object file with `--emit obj`".into());
+    }
+    let opts = native::NativeOptions {
+        opt_level: opt.opt_level.unwrap_or(2),
+        cpu,
+        time,
+    };
+    native::build(&lowered.world, emit, output, &opts, &out.sources)
 }
 
 fn ir_command(

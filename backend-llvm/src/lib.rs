@@ -1,5 +1,275 @@
-//! durin's LLVM back end (not implemented yet).
+//! durin's LLVM back end: first-order IR to LLVM IR through inkwell, optimization with
+//! LLVM's new pass manager, object, assembly and LLVM IR files, and the JIT.
 //!
-//! It will own the translation of first-order IR to LLVM IR through inkwell, optimization,
-//! object, assembly and IR emission, and the JIT. It will hold no passes that belong on the
-//! IR.
+//! It takes a program in control-flow form (after closure elimination: every continuation
+//! is a top-level function or a basic block of one) and holds no pass that belongs on the
+//! IR. [`lower`] explains the translation.
+
+pub mod form;
+pub mod header;
+pub mod lower;
+pub mod types;
+
+use durin_ir::{Def, Loc, World};
+use inkwell::context::Context;
+use inkwell::module::Module;
+use inkwell::passes::PassBuilderOptions;
+use inkwell::targets::{
+    CodeModel, FileType, InitializationConfig, RelocMode, Target, TargetMachine,
+};
+use inkwell::OptimizationLevel;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// An error of the back end, with the source place of the construct when known.
+#[derive(Clone, Debug)]
+pub struct Error {
+    /// What went wrong.
+    pub message: String,
+    /// Where, in the source.
+    pub loc: Option<Loc>,
+}
+
+impl Error {
+    /// A construct the back end does not translate.
+    pub fn unsupported(what: impl Into<String>) -> Error {
+        Error {
+            message: format!("not supported by the LLVM back end: {}", what.into()),
+            loc: None,
+        }
+    }
+
+    /// A broken invariant of the back end's input or of the back end itself.
+    pub fn internal(what: impl Into<String>) -> Error {
+        Error {
+            message: format!("internal error in the LLVM back end: {}", what.into()),
+            loc: None,
+        }
+    }
+
+    /// Any other failure (target, file, JIT).
+    pub fn other(what: impl Into<String>) -> Error {
+        Error {
+            message: what.into(),
+            loc: None,
+        }
+    }
+
+    /// This error at `loc`, unless it already has a place.
+    pub fn at(mut self, loc: Option<Loc>) -> Error {
+        if self.loc.is_none() {
+            self.loc = loc;
+        }
+        self
+    }
+}
+
+impl std::fmt::Display for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// The back end's `Result`.
+pub type Result<T> = std::result::Result<T, Error>;
+
+/// How to compile.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// LLVM optimization level, 0..=3.
+    pub opt_level: u8,
+    /// Target CPU (`None`: the host's CPU, with its features).
+    pub cpu: Option<String>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            opt_level: 2,
+            cpu: None,
+        }
+    }
+}
+
+/// What `emit` writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Emit {
+    /// A relocatable object file (position-independent).
+    Object,
+    /// Assembly text.
+    Assembly,
+    /// LLVM IR text.
+    LlvmIr,
+}
+
+/// Time spent in each step.
+#[derive(Clone, Debug, Default)]
+pub struct Timings {
+    /// IR to LLVM IR.
+    pub lower: Duration,
+    /// LLVM's optimization passes.
+    pub optimize: Duration,
+    /// Code generation (object or JIT).
+    pub codegen: Duration,
+}
+
+fn level(opt: u8) -> OptimizationLevel {
+    match opt {
+        0 => OptimizationLevel::None,
+        1 => OptimizationLevel::Less,
+        2 => OptimizationLevel::Default,
+        _ => OptimizationLevel::Aggressive,
+    }
+}
+
+/// A target machine for the host (triple), with the CPU of `opts`.
+fn machine(opts: &Options) -> Result<(TargetMachine, String, String)> {
+    Target::initialize_native(&InitializationConfig::default())
+        .map_err(|e| Error::other(format!("cannot initialize LLVM's native target: {e}")))?;
+    let triple = TargetMachine::get_default_triple();
+    let target = Target::from_triple(&triple)
+        .map_err(|e| Error::other(format!("no LLVM target for the host: {e}")))?;
+    let (cpu, features) = match &opts.cpu {
+        None => (
+            TargetMachine::get_host_cpu_name().to_string(),
+            TargetMachine::get_host_cpu_features().to_string(),
+        ),
+        Some(c) => (c.clone(), String::new()),
+    };
+    let tm = target
+        .create_target_machine(
+            &triple,
+            &cpu,
+            &features,
+            level(opts.opt_level),
+            RelocMode::PIC,
+            CodeModel::Default,
+        )
+        .ok_or_else(|| Error::other(format!("LLVM does not know the CPU `{cpu}`")))?;
+    if opts.cpu.is_some() && !cpu_is_known(&tm, &cpu) {
+        return Err(Error::other(format!(
+            "unknown CPU `{cpu}` (try `native`-like names such as `x86-64`, `x86-64-v3`, `skylake`, `znver4`)"
+        )));
+    }
+    Ok((tm, cpu, features))
+}
+
+/// Whether LLVM's x86 target knows `cpu` (it accepts any name and warns on stderr, so ask
+/// the subtarget through a probe: unknown CPUs get no features at all).
+fn cpu_is_known(_tm: &TargetMachine, cpu: &str) -> bool {
+    const KNOWN_PREFIXES: &[&str] = &[
+        "x86-64", "generic", "native", "i386", "i486", "i586", "i686", "pentium", "core",
+        "nehalem", "westmere", "sandybridge", "ivybridge", "haswell", "broadwell", "skylake",
+        "cascadelake", "cooperlake", "cannonlake", "icelake", "tigerlake", "sapphirerapids",
+        "alderlake", "raptorlake", "meteorlake", "arrowlake", "lunarlake", "pantherlake",
+        "graniterapids", "emeraldrapids", "clearwaterforest", "gracemont", "sierraforest",
+        "grandridge", "rocketlake", "knl", "knm", "atom", "bonnell", "silvermont", "slm",
+        "goldmont", "tremont", "btver", "bdver", "znver", "amdfam10", "barcelona", "k8",
+        "opteron", "athlon", "lakemont", "prescott", "nocona", "yonah", "penryn", "corei7",
+        "geode", "winchip", "c3", "k6", "diamondrapids",
+    ];
+    KNOWN_PREFIXES.iter().any(|p| cpu.starts_with(p))
+}
+
+/// A compiled module with what made it.
+pub struct Compiled<'ctx> {
+    /// The LLVM module.
+    pub module: Module<'ctx>,
+    machine: TargetMachine,
+    /// Time of each step so far.
+    pub timings: Timings,
+}
+
+/// Translates and optimizes `w` for the host (or `opts.cpu`).
+pub fn compile<'ctx>(ctx: &'ctx Context, w: &World, opts: &Options) -> Result<Compiled<'ctx>> {
+    let (machine, cpu, features) = machine(opts)?;
+    let t = Instant::now();
+    let target = lower::Target {
+        cpu: &cpu,
+        features: &features,
+    };
+    let module = lower::lower(ctx, w, "durin", &target)?;
+    module.set_triple(&machine.get_triple());
+    module.set_data_layout(&machine.get_target_data().get_data_layout());
+    let lower_time = t.elapsed();
+    let t = Instant::now();
+    let pipeline = format!("default<O{}>", opts.opt_level.min(3));
+    module
+        .run_passes(&pipeline, &machine, PassBuilderOptions::create())
+        .map_err(|e| Error::other(format!("LLVM's optimizer failed: {e}")))?;
+    Ok(Compiled {
+        module,
+        machine,
+        timings: Timings {
+            lower: lower_time,
+            optimize: t.elapsed(),
+            codegen: Duration::ZERO,
+        },
+    })
+}
+
+impl<'ctx> Compiled<'ctx> {
+    /// Writes the module as `what` to `path`.
+    pub fn emit(&mut self, what: Emit, path: &Path) -> Result<()> {
+        let t = Instant::now();
+        let r = match what {
+            Emit::LlvmIr => self.module.print_to_file(path).map_err(|e| e.to_string()),
+            Emit::Object => self
+                .machine
+                .write_to_file(&self.module, FileType::Object, path)
+                .map_err(|e| e.to_string()),
+            Emit::Assembly => self
+                .machine
+                .write_to_file(&self.module, FileType::Assembly, path)
+                .map_err(|e| e.to_string()),
+        };
+        self.timings.codegen = t.elapsed();
+        r.map_err(|e| Error::other(format!("cannot write {}: {e}", path.display())))
+    }
+
+    /// Generates machine code for the module in memory, resolving the runtime's functions
+    /// from `symbols` and everything else (the C library) from the process, and returns the
+    /// address of `name`.
+    pub fn jit(self, name: &str, symbols: &[(&str, usize)], opt_level: u8) -> Result<Jit<'ctx>> {
+        let t = Instant::now();
+        let ee = self
+            .module
+            .create_jit_execution_engine(level(opt_level))
+            .map_err(|e| Error::other(format!("cannot create the LLVM JIT: {e}")))?;
+        for f in self.module.get_functions() {
+            if f.count_basic_blocks() != 0 {
+                continue;
+            }
+            let n = f.get_name().to_string_lossy();
+            if let Some((_, addr)) = symbols.iter().find(|(s, _)| *s == n) {
+                ee.add_global_mapping(&f, *addr);
+            }
+        }
+        let addr = ee
+            .get_function_address(name)
+            .map_err(|e| Error::other(format!("the JIT has no function `{name}`: {e:?}")))?;
+        let mut timings = self.timings.clone();
+        timings.codegen = t.elapsed();
+        Ok(Jit {
+            _engine: ee,
+            address: addr,
+            timings,
+        })
+    }
+}
+
+/// Code made by the JIT, alive as long as this value.
+pub struct Jit<'ctx> {
+    _engine: inkwell::execution_engine::ExecutionEngine<'ctx>,
+    /// The address of the function asked for.
+    pub address: usize,
+    /// Time of each step.
+    pub timings: Timings,
+}
+
+/// The C name the back end gives to top-level continuation `k` if it is external.
+pub fn symbol_name(w: &World, k: Def) -> Option<&str> {
+    w.is_external(k).then(|| w.name(k)).flatten()
+}

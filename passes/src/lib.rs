@@ -251,6 +251,25 @@ impl Pipeline {
         Pipeline::of(Builtin::level(level))
     }
 
+    /// The pipeline that prepares a program for a native back end at level `level`: the
+    /// level's passes (at least partial evaluation, which a `break` out of a `for` body
+    /// needs to become a jump, as in Artic), then closure elimination.
+    pub fn for_native(level: u8) -> Pipeline {
+        use Builtin::*;
+        let mut passes: Vec<Builtin> = match level {
+            0 => vec![Pe, Cleanup, Dce],
+            1 => vec![Pe, Simplify, Mem2reg, Simplify, Dce],
+            l => Builtin::level(l).to_vec(),
+        };
+        passes.push(ClosureConv);
+        Pipeline::of(&passes)
+    }
+
+    /// Whether the last pass is closure elimination (what native back ends need).
+    pub fn ends_first_order(&self) -> bool {
+        self.passes.last().is_some_and(|p| p.name() == Builtin::ClosureConv.name())
+    }
+
     /// A pipeline from comma-separated pass names, such as `"pe,cleanup,dce"`; `O0`..`O3`
     /// stand for the passes of that level (`"O2,closure-conv"`).
     pub fn parse(text: &str) -> Result<Pipeline, String> {

@@ -1,0 +1,116 @@
+//! What the back end sees of a first-order program: the live top-level functions, the
+//! imports (continuations without a body) and the globals, in a deterministic order, and
+//! the shape of each function type.
+
+use durin_ir::analysis::free::FreeParams;
+use durin_ir::{Def, Node, Type, TypeKind, World};
+use rustc_hash::FxHashSet;
+
+/// The live parts of a program.
+pub struct Program {
+    /// Top-level continuations with a body, in definition order.
+    pub functions: Vec<Def>,
+    /// Top-level continuations without a body, in definition order.
+    pub imports: Vec<Def>,
+    /// Globals, in definition order.
+    pub globals: Vec<Def>,
+    /// Which continuations are closed (use no parameter of another).
+    pub free: FreeParams,
+}
+
+/// Collects what the externals of `w` reach.
+pub fn collect(w: &World) -> Program {
+    let mut seen: FxHashSet<Def> = FxHashSet::default();
+    let mut stack: Vec<Def> = w.externals().collect();
+    let (mut conts, mut globals) = (Vec::new(), Vec::new());
+    while let Some(d) = stack.pop() {
+        if !seen.insert(d) {
+            continue;
+        }
+        match w.node(d) {
+            Node::Cont => {
+                conts.push(d);
+                if let Some((callee, args)) = w.body(d) {
+                    stack.push(callee);
+                    stack.extend_from_slice(args);
+                }
+            }
+            Node::Global { .. } => {
+                globals.push(d);
+                stack.extend_from_slice(w.ops(d));
+            }
+            Node::Param(_) => stack.push(w.ops(d)[0]),
+            _ => stack.extend_from_slice(w.ops(d)),
+        }
+    }
+    conts.sort();
+    globals.sort();
+    let free = FreeParams::compute(w);
+    let (mut functions, mut imports) = (Vec::new(), Vec::new());
+    for k in conts {
+        if !free.is_closed(k) {
+            continue;
+        }
+        if w.body(k).is_some() {
+            functions.push(k);
+        } else {
+            imports.push(k);
+        }
+    }
+    Program {
+        functions,
+        imports,
+        globals,
+        free,
+    }
+}
+
+/// The shape of a continuation type called as a function: which parameters carry values,
+/// and what the return point receives.
+pub struct Signature {
+    /// Indices of the parameters passed as values (not `mem`, not the return point).
+    pub params: Vec<usize>,
+    /// Types of those parameters.
+    pub param_types: Vec<Type>,
+    /// The return point's parameter types, if the last parameter is one.
+    pub ret: Option<Vec<Type>>,
+}
+
+impl Signature {
+    /// The signature of continuation type `t`; `None` if a parameter other than the last
+    /// is a continuation (not a function a back end can call).
+    pub fn of(w: &World, t: Type) -> Option<Signature> {
+        let ps = w.types().cont_params(t)?;
+        let ret = match ps.last().map(|&r| w.kind(r)) {
+            Some(TypeKind::Cont(rs)) => Some(rs.to_vec()),
+            _ => None,
+        };
+        let n = ps.len() - ret.is_some() as usize;
+        let mut sig = Signature {
+            params: Vec::new(),
+            param_types: Vec::new(),
+            ret,
+        };
+        for (i, &p) in ps[..n].iter().enumerate() {
+            match w.kind(p) {
+                TypeKind::Mem => {}
+                TypeKind::Cont(_) => return None,
+                _ => {
+                    sig.params.push(i);
+                    sig.param_types.push(p);
+                }
+            }
+        }
+        Some(sig)
+    }
+
+    /// The return point's value types (without `mem`).
+    pub fn results(&self, w: &World) -> Vec<Type> {
+        self.ret
+            .iter()
+            .flatten()
+            .copied()
+            .filter(|&t| !w.types().is_mem(t))
+            .collect()
+    }
+}

@@ -1,0 +1,1145 @@
+//! First-order IR to LLVM IR.
+//!
+//! Each top-level continuation with a body becomes a function; the continuations of its
+//! scope become basic blocks whose parameters are phis; its return point becomes `ret`.
+//! A jump to another top-level continuation (or through a function pointer) is a call
+//! followed by a jump to the return point it was given. Imports become declarations with
+//! their C names (math functions of the C library become LLVM intrinsics where LLVM has
+//! them); externals with a body keep their names and the C calling convention; everything
+//! else is internal. Globals become LLVM globals.
+//!
+//! Defs are placed by the late schedule (so that a division is computed only where its
+//! result is used: it traps on zero, as in the interpreter). Defs that depend on no
+//! parameter are computed once in the function's prologue (constants fold there).
+
+use crate::form::{self, Program, Signature};
+use crate::types::Types;
+use crate::Error;
+use durin_ir::analysis::cfg::{Cfg, DomTree};
+use durin_ir::analysis::schedule::{Placement, Schedule};
+use durin_ir::analysis::scope::Scope;
+use durin_ir::semantics::Prim;
+use durin_ir::{ArithOp, CmpOp, Def, Node, Type, TypeKind, World};
+use inkwell::basic_block::BasicBlock;
+use inkwell::builder::Builder;
+use inkwell::context::Context;
+use inkwell::intrinsics::Intrinsic;
+use inkwell::module::{Linkage, Module};
+use inkwell::types::{BasicType, BasicTypeEnum};
+use inkwell::values::{
+    BasicMetadataValueEnum, BasicValue, BasicValueEnum, FunctionValue, GlobalValue, IntValue,
+    PhiValue, PointerValue,
+};
+use inkwell::{AddressSpace, FloatPredicate, IntPredicate};
+use rustc_hash::FxHashMap;
+
+/// A value during translation: `mem` carries nothing.
+#[derive(Clone, Copy)]
+enum V<'ctx> {
+    Mem,
+    Val(BasicValueEnum<'ctx>),
+}
+
+/// What is attached to every function defined: the target CPU and its features.
+pub struct Target<'a> {
+    /// CPU name (`target-cpu`).
+    pub cpu: &'a str,
+    /// Feature string (`target-features`).
+    pub features: &'a str,
+}
+
+/// Translates the program of `w` into a new module of `ctx`.
+pub fn lower<'ctx>(
+    ctx: &'ctx Context,
+    w: &World,
+    name: &str,
+    target: &Target,
+) -> Result<Module<'ctx>, Error> {
+    let program = form::collect(w);
+    let module = ctx.create_module(name);
+    let mut m = ModuleLowering {
+        ctx,
+        w,
+        module: &module,
+        types: Types::new(ctx),
+        functions: FxHashMap::default(),
+        globals: FxHashMap::default(),
+        program: &program,
+    };
+    m.declare(target)?;
+    for &g in &program.globals {
+        m.define_global(g)?;
+    }
+    for &f in &program.functions {
+        m.define_function(f)?;
+    }
+    if let Err(e) = module.verify() {
+        return Err(Error::internal(format!(
+            "the LLVM module does not verify: {}",
+            e.to_string()
+        )));
+    }
+    Ok(module)
+}
+
+struct ModuleLowering<'a, 'ctx> {
+    ctx: &'ctx Context,
+    w: &'a World,
+    module: &'a Module<'ctx>,
+    types: Types<'ctx>,
+    /// Top-level continuations (with or without a body) and their LLVM functions.
+    functions: FxHashMap<Def, (FunctionValue<'ctx>, Signature)>,
+    globals: FxHashMap<Def, GlobalValue<'ctx>>,
+    program: &'a Program,
+}
+
+/// The C math functions that LLVM has intrinsics for, with the intrinsic's name.
+const MATH_INTRINSICS: &[(&str, &str)] = &[
+    ("sqrt", "llvm.sqrt"),
+    ("sin", "llvm.sin"),
+    ("cos", "llvm.cos"),
+    ("tan", "llvm.tan"),
+    ("asin", "llvm.asin"),
+    ("acos", "llvm.acos"),
+    ("atan", "llvm.atan"),
+    ("exp", "llvm.exp"),
+    ("exp2", "llvm.exp2"),
+    ("log", "llvm.log"),
+    ("log2", "llvm.log2"),
+    ("log10", "llvm.log10"),
+    ("pow", "llvm.pow"),
+    ("fabs", "llvm.fabs"),
+    ("floor", "llvm.floor"),
+    ("ceil", "llvm.ceil"),
+    ("round", "llvm.round"),
+    ("fmin", "llvm.minnum"),
+    ("fmax", "llvm.maxnum"),
+];
+
+impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {
+    fn loc_error(&self, d: Def, e: Error) -> Error {
+        e.at(self.w.loc(d))
+    }
+
+    /// Declares every function: externals first, so that they keep their names.
+    fn declare(&mut self, target: &Target) -> Result<(), Error> {
+        let w = self.w;
+        let mut order: Vec<Def> = self.program.imports.clone();
+        order.extend(self.program.functions.iter().copied());
+        order.sort_by_key(|&k| (!w.is_external(k) && w.body(k).is_some(), k));
+        for k in order {
+            let sig = Signature::of(w, w.type_of(k)).ok_or_else(|| {
+                self.loc_error(
+                    k,
+                    Error::unsupported(format!(
+                        "`{}` takes a continuation that is not its return point",
+                        w.name(k).unwrap_or("?")
+                    )),
+                )
+            })?;
+            let fty = self.types.function(w, &sig).map_err(|e| self.loc_error(k, e))?;
+            let name = w.name(k).unwrap_or("fn");
+            let f = if w.body(k).is_none() {
+                match self.module.get_function(name) {
+                    Some(f) if f.get_type() == fty => f,
+                    Some(_) => {
+                        return Err(self.loc_error(
+                            k,
+                            Error::unsupported(format!(
+                                "the import `{name}` is declared twice with different types"
+                            )),
+                        ))
+                    }
+                    None => self.module.add_function(name, fty, Some(Linkage::External)),
+                }
+            } else {
+                let linkage = if w.is_external(k) {
+                    Linkage::External
+                } else {
+                    Linkage::Internal
+                };
+                let f = self.module.add_function(name, fty, Some(linkage));
+                for (key, value) in [("target-cpu", target.cpu), ("target-features", target.features)] {
+                    if !value.is_empty() {
+                        f.add_attribute(
+                            inkwell::attributes::AttributeLoc::Function,
+                            self.ctx.create_string_attribute(key, value),
+                        );
+                    }
+                }
+                let nounwind = inkwell::attributes::Attribute::get_named_enum_kind_id("nounwind");
+                f.add_attribute(
+                    inkwell::attributes::AttributeLoc::Function,
+                    self.ctx.create_enum_attribute(nounwind, 0),
+                );
+                f
+            };
+            self.functions.insert(k, (f, sig));
+        }
+        Ok(())
+    }
+
+    fn define_global(&mut self, g: Def) -> Result<(), Error> {
+        let w = self.w;
+        let init = w.ops(g)[0];
+        let ty = self.types.value(w, w.type_of(init)).map_err(|e| self.loc_error(g, e))?;
+        let name = w.name(g).unwrap_or("global");
+        let gv = self.module.add_global(ty, Some(AddressSpace::default()), name);
+        gv.set_linkage(Linkage::Internal);
+        gv.set_constant(!matches!(w.node(g), Node::Global { mutable: true }));
+        self.globals.insert(g, gv);
+        Ok(())
+    }
+
+    fn define_function(&mut self, f: Def) -> Result<(), Error> {
+        // Global initializers are constants that may name functions and other globals:
+        // set them once everything is declared (on the first function).
+        if let Some(&g) = self.program.globals.first() {
+            if self.globals[&g].get_initializer().is_none() {
+                for &g in &self.program.globals {
+                    let init = self.constant(self.w.ops(g)[0])?;
+                    self.globals[&g].set_initializer(&init);
+                }
+            }
+        }
+        let builder = self.ctx.create_builder();
+        let (func, _) = &self.functions[&f];
+        let func = *func;
+        let scope = Scope::compute_with(self.w, f, &self.program.free);
+        let cfg = Cfg::compute(self.w, &scope);
+        let dom = DomTree::compute(&cfg);
+        let schedule = Schedule::compute(self.w, &scope, &cfg, &dom, Placement::Late);
+        let prologue = self.ctx.append_basic_block(func, "prologue");
+        let mut fl = FunctionLowering {
+            m: self,
+            builder,
+            func,
+            entry: f,
+            prologue,
+            blocks: FxHashMap::default(),
+            phis: FxHashMap::default(),
+            vals: FxHashMap::default(),
+            trap_block: None,
+        };
+        fl.run(&cfg, &schedule)
+    }
+
+    /// An LLVM constant for a def that depends on no parameter.
+    fn constant(&mut self, d: Def) -> Result<BasicValueEnum<'ctx>, Error> {
+        let w = self.w;
+        let ty = w.type_of(d);
+        let err = |what: &str| Error::unsupported(format!("{what} in a global's initializer"));
+        Ok(match w.node(d) {
+            Node::Lit(bits) => self.literal(ty, bits)?,
+            Node::Bottom => undef(self.types.value(w, ty)?),
+            Node::Global { .. } => self.globals[&d].as_pointer_value().into(),
+            Node::Cont => match self.functions.get(&d) {
+                Some((f, _)) => f.as_global_value().as_pointer_value().into(),
+                None => return Err(err("a block")),
+            },
+            Node::Bitcast if matches!(w.kind(ty), TypeKind::Ptr { .. }) => {
+                self.constant(w.ops(d)[0])?
+            }
+            Node::Tuple | Node::Struct | Node::Array => {
+                let mut parts = Vec::new();
+                for &o in w.ops(d) {
+                    if !w.types().is_mem(w.type_of(o)) {
+                        parts.push(self.constant(o)?);
+                    }
+                }
+                match self.types.value(w, ty)? {
+                    BasicTypeEnum::StructType(s) => s.const_named_struct(&parts).into(),
+                    BasicTypeEnum::ArrayType(a) => const_array(a, &parts).into(),
+                    _ => return Err(Error::internal("aggregate of a scalar type")),
+                }
+            }
+            n => return Err(err(&format!("`{}`", n.name()))),
+        })
+    }
+
+    fn literal(&mut self, ty: Type, bits: u64) -> Result<BasicValueEnum<'ctx>, Error> {
+        let w = self.w;
+        Ok(match Prim::of(w.kind(ty)) {
+            Some(Prim::Bool) => self.ctx.bool_type().const_int(bits & 1, false).into(),
+            Some(Prim::Int { bits: b, .. }) => {
+                crate::types::int_type(self.ctx, b as u32).const_int(bits, false).into()
+            }
+            Some(Prim::Float { bits: b }) => {
+                let x = durin_ir::semantics::float_value(b, bits);
+                match self.types.value(w, ty)? {
+                    BasicTypeEnum::FloatType(f) => f.const_float(x).into(),
+                    _ => return Err(Error::internal("float literal of a non-float type")),
+                }
+            }
+            None => return Err(Error::internal("literal of a non-primitive type")),
+        })
+    }
+
+    /// The LLVM function for a math import (`sqrt`, `sqrtf`, ...) if LLVM has an intrinsic.
+    fn math_intrinsic(&self, name: &str, sig: &Signature) -> Option<FunctionValue<'ctx>> {
+        let (base, single) = match name.strip_suffix('f') {
+            Some(b) if MATH_INTRINSICS.iter().any(|(n, _)| *n == b) => (b, true),
+            _ => (name, false),
+        };
+        let (_, intrinsic) = MATH_INTRINSICS.iter().find(|(n, _)| *n == base)?;
+        let want = if single { 32 } else { 64 };
+        let float = |t: &Type| matches!(self.w.kind(*t), TypeKind::Float { bits } if *bits == want);
+        let results = sig.results(self.w);
+        if !sig.param_types.iter().all(float) || results.len() != 1 || !float(&results[0]) {
+            return None;
+        }
+        let fty: BasicTypeEnum = if single {
+            self.ctx.f32_type().into()
+        } else {
+            self.ctx.f64_type().into()
+        };
+        Intrinsic::find(intrinsic)?.get_declaration(self.module, &[fty])
+    }
+}
+
+fn undef(t: BasicTypeEnum<'_>) -> BasicValueEnum<'_> {
+    match t {
+        BasicTypeEnum::ArrayType(t) => t.get_undef().into(),
+        BasicTypeEnum::FloatType(t) => t.get_undef().into(),
+        BasicTypeEnum::IntType(t) => t.get_undef().into(),
+        BasicTypeEnum::PointerType(t) => t.get_undef().into(),
+        BasicTypeEnum::StructType(t) => t.get_undef().into(),
+        BasicTypeEnum::VectorType(t) => t.get_undef().into(),
+        BasicTypeEnum::ScalableVectorType(t) => t.get_undef().into(),
+    }
+}
+
+fn const_array<'ctx>(
+    a: inkwell::types::ArrayType<'ctx>,
+    parts: &[BasicValueEnum<'ctx>],
+) -> inkwell::values::ArrayValue<'ctx> {
+    use inkwell::values::AsValueRef;
+    let mut refs: Vec<_> = parts.iter().map(|p| p.as_value_ref()).collect();
+    unsafe {
+        inkwell::values::ArrayValue::new_raw_const_array(inkwell::types::AsTypeRef::as_type_ref(&a.get_element_type()), &mut refs)
+    }
+}
+
+struct FunctionLowering<'m, 'a, 'ctx> {
+    m: &'m mut ModuleLowering<'a, 'ctx>,
+    builder: Builder<'ctx>,
+    func: FunctionValue<'ctx>,
+    entry: Def,
+    prologue: BasicBlock<'ctx>,
+    blocks: FxHashMap<Def, BasicBlock<'ctx>>,
+    /// The phis of each block, one per parameter (`None` for `mem`).
+    phis: FxHashMap<Def, Vec<Option<PhiValue<'ctx>>>>,
+    vals: FxHashMap<Def, V<'ctx>>,
+    /// The shared block that reports an integer division by zero.
+    trap_block: Option<BasicBlock<'ctx>>,
+}
+
+type R<T> = Result<T, Error>;
+
+fn llvm(e: inkwell::builder::BuilderError) -> Error {
+    Error::internal(format!("LLVM builder: {e}"))
+}
+
+impl<'m, 'a, 'ctx> FunctionLowering<'m, 'a, 'ctx> {
+    fn w(&self) -> &'a World {
+        self.m.w
+    }
+
+    fn run(&mut self, cfg: &Cfg, schedule: &Schedule) -> R<()> {
+        let w = self.w();
+        let ctx = self.m.ctx;
+        // Blocks and their phis first: jumps add incoming values to them.
+        for &k in cfg.reverse_post_order() {
+            if k == self.entry || self.m.functions.contains_key(&k) {
+                continue;
+            }
+            let bb = ctx.append_basic_block(self.func, w.name(k).unwrap_or("block"));
+            self.builder.position_at_end(bb);
+            let mut phis = Vec::new();
+            for (i, &t) in param_types(w, k).iter().enumerate() {
+                match self.m.types.get(w, t).map_err(|e| e.at(w.loc(k)))? {
+                    None => {
+                        if let Some(p) = w.param_if_built(k, i) {
+                            self.vals.insert(p, V::Mem);
+                        }
+                        phis.push(None)
+                    }
+                    Some(lt) => {
+                        let phi = self.builder.build_phi(lt, "").map_err(llvm)?;
+                        if let Some(p) = w.param_if_built(k, i) {
+                            if let Some(n) = w.name(p) {
+                                phi.as_basic_value().set_name(n);
+                            }
+                            self.vals.insert(p, V::Val(phi.as_basic_value()));
+                        }
+                        phis.push(Some(phi));
+                    }
+                }
+            }
+            self.blocks.insert(k, bb);
+            self.phis.insert(k, phis);
+        }
+        // The entry's parameters are the function's arguments; `mem` and the return point
+        // carry nothing.
+        for i in 0..param_types(w, self.entry).len() {
+            if let Some(p) = w.param_if_built(self.entry, i) {
+                self.vals.insert(p, V::Mem);
+            }
+        }
+        let sig_params = self.m.functions[&self.entry].1.params.clone();
+        for (arg, &i) in sig_params.iter().enumerate() {
+            if let Some(p) = w.param_if_built(self.entry, i) {
+                let v = self.func.get_nth_param(arg as u32).expect("argument exists");
+                if let Some(n) = w.name(p) {
+                    v.set_name(n);
+                }
+                self.vals.insert(p, V::Val(v));
+            }
+        }
+        let body = ctx.append_basic_block(self.func, w.name(self.entry).unwrap_or("entry"));
+        self.builder.position_at_end(self.prologue);
+        self.builder.build_unconditional_branch(body).map_err(llvm)?;
+        self.blocks.insert(self.entry, body);
+        for &k in cfg.reverse_post_order() {
+            if k != self.entry && self.m.functions.contains_key(&k) {
+                continue;
+            }
+            self.builder.position_at_end(self.blocks[&k]);
+            for &d in schedule.block(k) {
+                if matches!(w.node(d), Node::Param(_) | Node::Cont | Node::Global { .. }) {
+                    continue;
+                }
+                // A branch: the jump that uses it makes it a conditional branch.
+                if w.node(d) == Node::Select && w.ops(d)[1..].iter().any(|&o| self.is_block(o)) {
+                    continue;
+                }
+                if !self.vals.contains_key(&d) {
+                    let v = self.compute(d).map_err(|e| e.at(w.loc(d).or(w.loc(k))))?;
+                    self.vals.insert(d, v);
+                }
+            }
+            let (callee, args) = w.body(k).expect("a scheduled continuation has a body");
+            let args: Vec<Def> = args.to_vec();
+            let vals = args
+                .iter()
+                .map(|&a| self.argument(a))
+                .collect::<R<Vec<_>>>()
+                .map_err(|e| e.at(w.loc(k)))?;
+            self.jump(callee, &args, &vals).map_err(|e| e.at(w.loc(k)))?;
+        }
+        Ok(())
+    }
+
+    /// The value of `d`: computed before (it is placed in a dominating block), a phi or
+    /// argument, or (when it depends on no parameter) computed now in the prologue.
+    fn value(&mut self, d: Def) -> R<V<'ctx>> {
+        if let Some(&v) = self.vals.get(&d) {
+            return Ok(v);
+        }
+        let w = self.w();
+        let v = match w.node(d) {
+            Node::Param(_) => {
+                return Err(Error::internal(format!(
+                    "a parameter of `{}` used outside its function",
+                    w.name(w.ops(d)[0]).unwrap_or("?")
+                )))
+            }
+            Node::Global { .. } => V::Val(self.m.globals[&d].as_pointer_value().into()),
+            Node::Cont => match self.m.functions.get(&d) {
+                Some((f, _)) => V::Val(f.as_global_value().as_pointer_value().into()),
+                None => {
+                    return Err(Error::unsupported(format!(
+                        "the block `{}` used as a value (closure elimination leaves none)",
+                        w.name(d).unwrap_or("?")
+                    )))
+                }
+            },
+            _ if w.has_params(d) => {
+                return Err(Error::internal(format!(
+                    "`{}` is used before it is computed",
+                    w.node(d).name()
+                )))
+            }
+            _ => {
+                // Computed once, at the end of the prologue.
+                let here = self.builder.get_insert_block();
+                let term = self.prologue.get_terminator().expect("prologue ends in a branch");
+                self.builder.position_before(&term);
+                let v = self.compute(d);
+                if let Some(bb) = here {
+                    self.builder.position_at_end(bb);
+                }
+                v?
+            }
+        };
+        self.vals.insert(d, v);
+        Ok(v)
+    }
+
+    /// Whether `k` is a basic block of this function (not a function of its own).
+    fn is_block(&self, k: Def) -> bool {
+        self.w().node(k) == Node::Cont && !self.m.functions.contains_key(&k)
+    }
+
+    /// The value of a jump's argument: nothing for a block or a parameter passed as a
+    /// return point (the jump decides what they mean).
+    fn argument(&mut self, a: Def) -> R<V<'ctx>> {
+        let w = self.w();
+        let passes_control = match w.node(a) {
+            Node::Cont => !self.m.functions.contains_key(&a),
+            Node::Param(_) => matches!(w.kind(w.type_of(a)), TypeKind::Cont(_)),
+            _ => false,
+        };
+        if passes_control {
+            Ok(V::Mem)
+        } else {
+            self.value(a)
+        }
+    }
+
+    fn val(&mut self, d: Def) -> R<BasicValueEnum<'ctx>> {
+        match self.value(d)? {
+            V::Val(v) => Ok(v),
+            V::Mem => Err(Error::internal("a `mem` token used as a value")),
+        }
+    }
+
+    fn int(&mut self, d: Def) -> R<IntValue<'ctx>> {
+        match self.val(d)? {
+            BasicValueEnum::IntValue(i) => Ok(i),
+            _ => Err(Error::internal("expected an integer")),
+        }
+    }
+
+    fn ptr(&mut self, d: Def) -> R<PointerValue<'ctx>> {
+        match self.val(d)? {
+            BasicValueEnum::PointerValue(p) => Ok(p),
+            _ => Err(Error::internal("expected a pointer")),
+        }
+    }
+
+    fn prim(&self, t: Type) -> R<Prim> {
+        Prim::of(self.w().kind(t)).ok_or_else(|| Error::internal("expected a primitive type"))
+    }
+
+    /// An alloca in the prologue.
+    fn alloca(&mut self, t: BasicTypeEnum<'ctx>, name: &str) -> R<PointerValue<'ctx>> {
+        let here = self.builder.get_insert_block();
+        let term = self.prologue.get_terminator().expect("prologue ends in a branch");
+        self.builder.position_before(&term);
+        let p = self.builder.build_alloca(t, name).map_err(llvm);
+        if let Some(bb) = here {
+            self.builder.position_at_end(bb);
+        }
+        p
+    }
+
+    /// An index as an `i64` (sign- or zero-extended by its type).
+    fn index64(&mut self, d: Def) -> R<IntValue<'ctx>> {
+        let i = self.int(d)?;
+        let signed = matches!(self.prim(self.w().type_of(d))?, Prim::Int { signed: true, .. });
+        let i64t = self.m.ctx.i64_type();
+        if i.get_type().get_bit_width() == 64 {
+            return Ok(i);
+        }
+        self.builder
+            .build_int_cast_sign_flag(i, i64t, signed, "")
+            .map_err(llvm)
+    }
+
+    fn compute(&mut self, d: Def) -> R<V<'ctx>> {
+        let w = self.w();
+        let ops: Vec<Def> = w.ops(d).to_vec();
+        let ty = w.type_of(d);
+        let name = w.name(d).unwrap_or("");
+        if w.types().is_mem(ty) && !matches!(w.node(d), Node::Store) {
+            // Extracting or selecting a token: nothing to compute.
+            for &o in &ops {
+                self.value(o)?;
+            }
+            return Ok(V::Mem);
+        }
+        let v: BasicValueEnum<'ctx> = match w.node(d) {
+            Node::Lit(bits) => self.m.literal(ty, bits)?,
+            Node::Bottom => undef(self.m.types.value(w, ty)?),
+            Node::Param(_) | Node::Cont | Node::Global { .. } => return self.value(d),
+            Node::Arith(op) => return self.arith(op, ty, ops[0], ops[1], name).map(V::Val),
+            Node::Cmp(op) => {
+                let p = self.prim(w.type_of(ops[0]))?;
+                let (x, y) = (self.val(ops[0])?, self.val(ops[1])?);
+                let b = &self.builder;
+                match p {
+                    Prim::Float { .. } => {
+                        let pred = match op {
+                            CmpOp::Eq => FloatPredicate::OEQ,
+                            CmpOp::Ne => FloatPredicate::UNE,
+                            CmpOp::Lt => FloatPredicate::OLT,
+                            CmpOp::Le => FloatPredicate::OLE,
+                            CmpOp::Gt => FloatPredicate::OGT,
+                            CmpOp::Ge => FloatPredicate::OGE,
+                        };
+                        b.build_float_compare(pred, x.into_float_value(), y.into_float_value(), name)
+                            .map_err(llvm)?
+                            .into()
+                    }
+                    _ => {
+                        let signed = matches!(p, Prim::Int { signed: true, .. });
+                        let pred = match (op, signed) {
+                            (CmpOp::Eq, _) => IntPredicate::EQ,
+                            (CmpOp::Ne, _) => IntPredicate::NE,
+                            (CmpOp::Lt, true) => IntPredicate::SLT,
+                            (CmpOp::Le, true) => IntPredicate::SLE,
+                            (CmpOp::Gt, true) => IntPredicate::SGT,
+                            (CmpOp::Ge, true) => IntPredicate::SGE,
+                            (CmpOp::Lt, false) => IntPredicate::ULT,
+                            (CmpOp::Le, false) => IntPredicate::ULE,
+                            (CmpOp::Gt, false) => IntPredicate::UGT,
+                            (CmpOp::Ge, false) => IntPredicate::UGE,
+                        };
+                        b.build_int_compare(pred, x.into_int_value(), y.into_int_value(), name)
+                            .map_err(llvm)?
+                            .into()
+                    }
+                }
+            }
+            Node::Select => {
+                let c = self.int(ops[0])?;
+                let (x, y) = (self.val(ops[1])?, self.val(ops[2])?);
+                self.builder.build_select(c, x, y, name).map_err(llvm)?
+            }
+            Node::Conv => return self.conv(ops[0], ty, name).map(V::Val),
+            Node::Bitcast => {
+                let x = self.val(ops[0])?;
+                let to = self.m.types.value(w, ty)?;
+                if x.get_type() == to {
+                    x
+                } else {
+                    self.builder.build_bit_cast(x, to, name).map_err(llvm)?
+                }
+            }
+            Node::Tuple | Node::Struct | Node::Array => {
+                let lt = self.m.types.value(w, ty)?;
+                let mut agg = undef(lt);
+                let mut at = 0;
+                for &o in &ops {
+                    if let V::Val(x) = self.value(o)? {
+                        agg = self.insert_value(agg, x, at, name)?;
+                        at += 1;
+                    }
+                }
+                agg
+            }
+            Node::Extract => return self.extract(ops[0], ops[1], name),
+            Node::Insert => {
+                let aggty = w.type_of(ops[0]);
+                let agg = self.val(ops[0])?;
+                let x = self.value(ops[2])?;
+                let V::Val(x) = x else { return Ok(V::Val(agg)) };
+                match (w.lit_bits(ops[1]), w.kind(aggty)) {
+                    (Some(i), TypeKind::Array { .. }) => self.insert_value(agg, x, i as u32, name)?,
+                    (Some(i), _) => match self.m.types.field(w, aggty, i as usize) {
+                        Some(f) => self.insert_value(agg, x, f, name)?,
+                        None => agg,
+                    },
+                    (None, _) => {
+                        // A dynamic index: through memory.
+                        let lt = agg.get_type();
+                        let tmp = self.alloca(lt, "dyn")?;
+                        let i = self.index64(ops[1])?;
+                        let b = &self.builder;
+                        b.build_store(tmp, agg).map_err(llvm)?;
+                        let zero = self.m.ctx.i64_type().const_zero();
+                        let p = unsafe { b.build_in_bounds_gep(lt, tmp, &[zero, i], "") }
+                            .map_err(llvm)?;
+                        b.build_store(p, x).map_err(llvm)?;
+                        b.build_load(lt, tmp, name).map_err(llvm)?
+                    }
+                }
+            }
+            Node::Lea => {
+                let p = self.ptr(ops[0])?;
+                let TypeKind::Ptr { pointee, .. } = *w.kind(w.type_of(ops[0])) else {
+                    return Err(Error::internal("lea on a non-pointer"));
+                };
+                let zero = self.m.ctx.i64_type().const_zero();
+                let i32t = self.m.ctx.i32_type();
+                match w.kind(pointee).clone() {
+                    TypeKind::Array { elem, len: None } => {
+                        let et = self.m.types.value(w, elem)?;
+                        let i = self.index64(ops[1])?;
+                        unsafe { self.builder.build_in_bounds_gep(et, p, &[i], name) }
+                            .map_err(llvm)?
+                            .into()
+                    }
+                    TypeKind::Array { .. } => {
+                        let at = self.m.types.value(w, pointee)?;
+                        let i = self.index64(ops[1])?;
+                        unsafe { self.builder.build_in_bounds_gep(at, p, &[zero, i], name) }
+                            .map_err(llvm)?
+                            .into()
+                    }
+                    _ => {
+                        let st = self.m.types.value(w, pointee)?;
+                        let i = w
+                            .lit_bits(ops[1])
+                            .ok_or_else(|| Error::internal("field address with a computed index"))?;
+                        let f = self.m.types.field(w, pointee, i as usize).ok_or_else(|| {
+                            Error::unsupported("the address of a `mem` field")
+                        })?;
+                        let f = i32t.const_int(f as u64, false);
+                        unsafe { self.builder.build_in_bounds_gep(st, p, &[i32t.const_zero(), f], name) }
+                            .map_err(llvm)?
+                            .into()
+                    }
+                }
+            }
+            Node::Slot => {
+                self.value(ops[0])?;
+                let pointee = pointee_of_effect(w, ty)?;
+                let lt = self.m.types.value(w, pointee)?;
+                self.alloca(lt, name)?.into()
+            }
+            Node::Alloc => {
+                self.value(ops[0])?;
+                let pointee = pointee_of_effect(w, ty)?;
+                let TypeKind::Array { elem, .. } = *w.kind(pointee) else {
+                    return Err(Error::internal("alloc of a non-array"));
+                };
+                let et = self.m.types.value(w, elem)?;
+                let n = self.index64(ops[1])?;
+                let size = et.size_of().ok_or_else(|| Error::internal("unsized element"))?;
+                let bytes = self.builder.build_int_mul(n, size, "bytes").map_err(llvm)?;
+                let alloc = self.runtime_fn("anydsl_alloc", |c| {
+                    c.ptr_type(AddressSpace::default())
+                        .fn_type(&[c.i32_type().into(), c.i64_type().into()], false)
+                });
+                let dev = self.m.ctx.i32_type().const_zero();
+                self.builder
+                    .build_call(alloc, &[dev.into(), bytes.into()], name)
+                    .map_err(llvm)?
+                    .try_as_basic_value()
+                    .basic()
+                    .ok_or_else(|| Error::internal("alloc returns nothing"))?
+            }
+            Node::Load => {
+                self.value(ops[0])?;
+                let p = self.ptr(ops[1])?;
+                let pointee = match w.types().components(ty) {
+                    Some(c) if c.len() == 2 => c[1],
+                    _ => return Err(Error::internal("ill-typed load")),
+                };
+                let lt = self.m.types.value(w, pointee)?;
+                self.builder.build_load(lt, p, name).map_err(llvm)?
+            }
+            Node::Store => {
+                self.value(ops[0])?;
+                let p = self.ptr(ops[1])?;
+                if let V::Val(x) = self.value(ops[2])? {
+                    self.builder.build_store(p, x).map_err(llvm)?;
+                }
+                return Ok(V::Mem);
+            }
+            Node::Known => {
+                let known = !w.has_params(ops[0]);
+                self.m.ctx.bool_type().const_int(known as u64, false).into()
+            }
+            Node::Run | Node::Hlt => return self.value(ops[0]),
+        };
+        Ok(V::Val(v))
+    }
+
+    fn insert_value(
+        &self,
+        agg: BasicValueEnum<'ctx>,
+        x: BasicValueEnum<'ctx>,
+        i: u32,
+        name: &str,
+    ) -> R<BasicValueEnum<'ctx>> {
+        let r = match agg {
+            BasicValueEnum::StructValue(s) => self.builder.build_insert_value(s, x, i, name),
+            BasicValueEnum::ArrayValue(a) => self.builder.build_insert_value(a, x, i, name),
+            _ => return Err(Error::internal("insert into a scalar")),
+        };
+        Ok(r.map_err(llvm)?.as_basic_value_enum())
+    }
+
+    fn extract(&mut self, agg_def: Def, index: Def, name: &str) -> R<V<'ctx>> {
+        let w = self.w();
+        let aggty = w.type_of(agg_def);
+        // An effect's result is the pair (mem, value): the value is what we keep for it.
+        if matches!(w.node(agg_def), Node::Slot | Node::Alloc | Node::Load) {
+            let v = self.value(agg_def)?;
+            return Ok(if w.lit_bits(index) == Some(0) { V::Mem } else { v });
+        }
+        let agg = self.val(agg_def)?;
+        let ex = |s: &Self, agg: BasicValueEnum<'ctx>, i: u32| -> R<BasicValueEnum<'ctx>> {
+            match agg {
+                BasicValueEnum::StructValue(v) => s.builder.build_extract_value(v, i, name),
+                BasicValueEnum::ArrayValue(v) => s.builder.build_extract_value(v, i, name),
+                _ => return Err(Error::internal("extract from a scalar")),
+            }
+            .map_err(llvm)
+        };
+        match (w.lit_bits(index), w.kind(aggty)) {
+            (Some(i), TypeKind::Array { .. }) => Ok(V::Val(ex(self, agg, i as u32)?)),
+            (Some(i), _) => match self.m.types.field(w, aggty, i as usize) {
+                Some(f) => Ok(V::Val(ex(self, agg, f)?)),
+                None => Ok(V::Mem),
+            },
+            (None, TypeKind::Array { elem, .. }) => {
+                let et = self.m.types.value(w, *elem)?;
+                let lt = agg.get_type();
+                let tmp = self.alloca(lt, "dyn")?;
+                let i = self.index64(index)?;
+                let b = &self.builder;
+                b.build_store(tmp, agg).map_err(llvm)?;
+                let zero = self.m.ctx.i64_type().const_zero();
+                let p = unsafe { b.build_in_bounds_gep(lt, tmp, &[zero, i], "") }.map_err(llvm)?;
+                Ok(V::Val(b.build_load(et, p, name).map_err(llvm)?))
+            }
+            (None, _) => Err(Error::internal("computed index into a tuple")),
+        }
+    }
+
+    fn arith(&mut self, op: ArithOp, ty: Type, a: Def, b: Def, name: &str) -> R<BasicValueEnum<'ctx>> {
+        let p = self.prim(ty)?;
+        let (x, y) = (self.val(a)?, self.val(b)?);
+        if let Prim::Float { .. } = p {
+            let (x, y) = (x.into_float_value(), y.into_float_value());
+            let bd = &self.builder;
+            let r = match op {
+                ArithOp::Add => bd.build_float_add(x, y, name),
+                ArithOp::Sub => bd.build_float_sub(x, y, name),
+                ArithOp::Mul => bd.build_float_mul(x, y, name),
+                ArithOp::Div => bd.build_float_div(x, y, name),
+                ArithOp::Rem => bd.build_float_rem(x, y, name),
+                _ => return Err(Error::internal("bit operation on floats")),
+            };
+            return Ok(r.map_err(llvm)?.into());
+        }
+        let (x, y) = (x.into_int_value(), y.into_int_value());
+        let signed = matches!(p, Prim::Int { signed: true, .. });
+        let width = x.get_type().get_bit_width();
+        let r = match op {
+            ArithOp::Add => self.builder.build_int_add(x, y, name),
+            ArithOp::Sub => self.builder.build_int_sub(x, y, name),
+            ArithOp::Mul => self.builder.build_int_mul(x, y, name),
+            ArithOp::And => self.builder.build_and(x, y, name),
+            ArithOp::Or => self.builder.build_or(x, y, name),
+            ArithOp::Xor => self.builder.build_xor(x, y, name),
+            ArithOp::Shl | ArithOp::Shr => {
+                // The amount is taken modulo the width, as in the interpreter.
+                let mask = x.get_type().const_int(width as u64 - 1, false);
+                let n = self.builder.build_and(y, mask, "").map_err(llvm)?;
+                match (op, signed) {
+                    (ArithOp::Shl, _) => self.builder.build_left_shift(x, n, name),
+                    (_, s) => self.builder.build_right_shift(x, n, s, name),
+                }
+            }
+            ArithOp::Div | ArithOp::Rem => return self.division(op, signed, x, y, name),
+        };
+        Ok(r.map_err(llvm)?.into())
+    }
+
+    /// Integer division and remainder: division by zero is a run-time error; the signed
+    /// minimum divided by -1 wraps (its remainder is 0), as in the interpreter.
+    fn division(
+        &mut self,
+        op: ArithOp,
+        signed: bool,
+        x: IntValue<'ctx>,
+        y: IntValue<'ctx>,
+        name: &str,
+    ) -> R<BasicValueEnum<'ctx>> {
+        let it = x.get_type();
+        let known = y.get_zero_extended_constant();
+        if known != Some(0) && known.is_some() {
+            // Nothing to check.
+        } else {
+            let zero = self.builder.build_int_compare(IntPredicate::EQ, y, it.const_zero(), "").map_err(llvm)?;
+            let trap = self.trap_block()?;
+            let ok = self.m.ctx.append_basic_block(self.func, "div.ok");
+            self.builder.build_conditional_branch(zero, trap, ok).map_err(llvm)?;
+            self.builder.position_at_end(ok);
+        }
+        let b = &self.builder;
+        if !signed {
+            return Ok(match op {
+                ArithOp::Div => b.build_int_unsigned_div(x, y, name),
+                _ => b.build_int_unsigned_rem(x, y, name),
+            }
+            .map_err(llvm)?
+            .into());
+        }
+        let minus_one = it.const_all_ones();
+        let is_m1 = b.build_int_compare(IntPredicate::EQ, y, minus_one, "").map_err(llvm)?;
+        let safe = b.build_select(is_m1, it.const_int(1, false), y, "").map_err(llvm)?.into_int_value();
+        let (q, special) = match op {
+            ArithOp::Div => (
+                b.build_int_signed_div(x, safe, "").map_err(llvm)?,
+                b.build_int_neg(x, "").map_err(llvm)?,
+            ),
+            _ => (b.build_int_signed_rem(x, safe, "").map_err(llvm)?, it.const_zero()),
+        };
+        Ok(b.build_select(is_m1, special, q, name).map_err(llvm)?)
+    }
+
+    fn trap_block(&mut self) -> R<BasicBlock<'ctx>> {
+        if let Some(bb) = self.trap_block {
+            return Ok(bb);
+        }
+        let here = self.builder.get_insert_block();
+        let bb = self.m.ctx.append_basic_block(self.func, "div.zero");
+        self.builder.position_at_end(bb);
+        let err = self.runtime_fn("durin_runtime_error", |c| {
+            c.void_type().fn_type(&[c.ptr_type(AddressSpace::default()).into()], false)
+        });
+        let msg = self
+            .builder
+            .build_global_string_ptr("integer division by zero", "msg.div")
+            .map_err(llvm)?;
+        self.builder
+            .build_call(err, &[msg.as_pointer_value().into()], "")
+            .map_err(llvm)?;
+        self.builder.build_unreachable().map_err(llvm)?;
+        if let Some(h) = here {
+            self.builder.position_at_end(h);
+        }
+        self.trap_block = Some(bb);
+        Ok(bb)
+    }
+
+    fn runtime_fn(
+        &self,
+        name: &str,
+        ty: impl FnOnce(&'ctx Context) -> inkwell::types::FunctionType<'ctx>,
+    ) -> FunctionValue<'ctx> {
+        self.m.module.get_function(name).unwrap_or_else(|| {
+            self.m
+                .module
+                .add_function(name, ty(self.m.ctx), Some(Linkage::External))
+        })
+    }
+
+    fn conv(&mut self, x: Def, to: Type, name: &str) -> R<BasicValueEnum<'ctx>> {
+        let w = self.w();
+        let (from_p, to_p) = (self.prim(w.type_of(x))?, self.prim(to)?);
+        let v = self.val(x)?;
+        let lt = self.m.types.value(w, to)?;
+        let b = &self.builder;
+        Ok(match (from_p, to_p) {
+            (Prim::Bool, Prim::Bool) => v,
+            (Prim::Float { .. }, Prim::Bool) => {
+                let zero = v.into_float_value().get_type().const_zero();
+                b.build_float_compare(FloatPredicate::UNE, v.into_float_value(), zero, name)
+                    .map_err(llvm)?
+                    .into()
+            }
+            (_, Prim::Bool) => {
+                let zero = v.into_int_value().get_type().const_zero();
+                b.build_int_compare(IntPredicate::NE, v.into_int_value(), zero, name)
+                    .map_err(llvm)?
+                    .into()
+            }
+            (Prim::Bool, Prim::Int { .. }) => b
+                .build_int_z_extend(v.into_int_value(), lt.into_int_type(), name)
+                .map_err(llvm)?
+                .into(),
+            (Prim::Bool, Prim::Float { .. }) => b
+                .build_unsigned_int_to_float(v.into_int_value(), lt.into_float_type(), name)
+                .map_err(llvm)?
+                .into(),
+            (Prim::Int { signed, .. }, Prim::Int { .. }) => b
+                .build_int_cast_sign_flag(v.into_int_value(), lt.into_int_type(), signed, name)
+                .map_err(llvm)?
+                .into(),
+            (Prim::Int { signed: true, .. }, Prim::Float { .. }) => b
+                .build_signed_int_to_float(v.into_int_value(), lt.into_float_type(), name)
+                .map_err(llvm)?
+                .into(),
+            (Prim::Int { .. }, Prim::Float { .. }) => b
+                .build_unsigned_int_to_float(v.into_int_value(), lt.into_float_type(), name)
+                .map_err(llvm)?
+                .into(),
+            (Prim::Float { .. }, Prim::Int { signed, .. }) => {
+                // Saturating, NaN to 0: as the interpreter converts.
+                let which = if signed { "llvm.fptosi.sat" } else { "llvm.fptoui.sat" };
+                let f = Intrinsic::find(which)
+                    .and_then(|i| i.get_declaration(self.m.module, &[lt, v.get_type()]))
+                    .ok_or_else(|| Error::internal(format!("no intrinsic {which}")))?;
+                self.builder
+                    .build_call(f, &[v.into()], name)
+                    .map_err(llvm)?
+                    .try_as_basic_value()
+                    .basic()
+                    .ok_or_else(|| Error::internal("conversion returns nothing"))?
+            }
+            (Prim::Float { bits: a }, Prim::Float { bits: c }) => {
+                if a == c {
+                    v
+                } else {
+                    b.build_float_cast(v.into_float_value(), lt.into_float_type(), name)
+                        .map_err(llvm)?
+                        .into()
+                }
+            }
+        })
+    }
+
+    /// Ends the current block with a jump to `callee` with `args` (defs and their values).
+    fn jump(&mut self, callee: Def, args: &[Def], vals: &[V<'ctx>]) -> R<()> {
+        let w = self.w();
+        // The function's own return point.
+        if let Node::Param(i) = w.node(callee) {
+            let owner = w.ops(callee)[0];
+            let sig = &self.m.functions[&self.entry].1;
+            if owner == self.entry && sig.ret.is_some() && i as usize == param_types(w, owner).len() - 1 {
+                return self.ret(vals);
+            }
+            return Err(Error::unsupported(
+                "a jump to a continuation received as a parameter (closure elimination leaves none)",
+            ));
+        }
+        if let Some(&bb) = self.blocks.get(&callee) {
+            if callee != self.entry && !self.m.functions.contains_key(&callee) {
+                return self.branch(callee, bb, vals);
+            }
+        }
+        if w.node(callee) == Node::Select {
+            let ops = w.ops(callee).to_vec();
+            let c = self.int(ops[0])?;
+            let (t, f) = (
+                self.m.ctx.append_basic_block(self.func, "then"),
+                self.m.ctx.append_basic_block(self.func, "else"),
+            );
+            // Jump straight to blocks without parameters; otherwise through a new block.
+            let direct = |s: &Self, k: Def| {
+                (s.blocks.contains_key(&k) && !s.m.functions.contains_key(&k) && k != s.entry)
+                    .then(|| s.blocks[&k])
+                    .filter(|_| param_types(w, k).iter().all(|&t| w.types().is_mem(t)))
+            };
+            let (dt, df) = (direct(self, ops[1]), direct(self, ops[2]));
+            self.builder
+                .build_conditional_branch(c, dt.unwrap_or(t), df.unwrap_or(f))
+                .map_err(llvm)?;
+            let from = self.builder.get_insert_block().expect("positioned");
+            for (target, bb, d) in [(ops[1], t, dt), (ops[2], f, df)] {
+                if d.is_some() {
+                    bb.remove_from_function().ok();
+                    continue;
+                }
+                self.builder.position_at_end(bb);
+                self.jump(target, args, vals)?;
+            }
+            let _ = from;
+            return Ok(());
+        }
+        self.call(callee, args, vals)
+    }
+
+    fn branch(&mut self, k: Def, bb: BasicBlock<'ctx>, vals: &[V<'ctx>]) -> R<()> {
+        let from = self.builder.get_insert_block().expect("positioned");
+        let phis = self.phis[&k].clone();
+        for (phi, v) in phis.iter().zip(vals) {
+            if let (Some(phi), V::Val(v)) = (phi, v) {
+                phi.add_incoming(&[(v, from)]);
+            }
+        }
+        self.builder.build_unconditional_branch(bb).map_err(llvm)?;
+        Ok(())
+    }
+
+    fn ret(&mut self, vals: &[V<'ctx>]) -> R<()> {
+        let vs: Vec<BasicValueEnum<'ctx>> = vals
+            .iter()
+            .filter_map(|v| match v {
+                V::Val(v) => Some(*v),
+                V::Mem => None,
+            })
+            .collect();
+        match vs.as_slice() {
+            [] => self.builder.build_return(None),
+            [one] => self.builder.build_return(Some(one)),
+            many => self.builder.build_aggregate_return(many),
+        }
+        .map_err(llvm)?;
+        Ok(())
+    }
+
+    /// A call of a top-level function, an import or a function pointer, then a jump to the
+    /// return point it was given.
+    fn call(&mut self, callee: Def, args: &[Def], vals: &[V<'ctx>]) -> R<()> {
+        let w = self.w();
+        let sig = Signature::of(w, w.type_of(callee)).ok_or_else(|| {
+            Error::unsupported("a call of a function that takes a continuation other than its return point")
+        })?;
+        let mut call_args: Vec<BasicMetadataValueEnum<'ctx>> = Vec::new();
+        for &i in &sig.params {
+            match vals[i] {
+                V::Val(v) => call_args.push(v.into()),
+                V::Mem => return Err(Error::internal("a `mem` token passed as a value")),
+            }
+        }
+        let name = w.name(callee).unwrap_or("");
+        let site = match self.m.functions.get(&callee) {
+            Some((f, _)) => {
+                let f = match w.body(callee) {
+                    None => self.m.math_intrinsic(name, &sig).unwrap_or(*f),
+                    Some(_) => *f,
+                };
+                self.builder.build_call(f, &call_args, "").map_err(llvm)?
+            }
+            None => {
+                let fty = self.m.types.function(w, &sig)?;
+                let fp = self.ptr(callee)?;
+                self.builder.build_indirect_call(fty, fp, &call_args, "").map_err(llvm)?
+            }
+        };
+        let Some(ret_types) = sig.ret.clone() else {
+            self.builder.build_unreachable().map_err(llvm)?;
+            return Ok(());
+        };
+        let result = site.try_as_basic_value().basic();
+        let nresults = ret_types.iter().filter(|&&t| !w.types().is_mem(t)).count();
+        let mut results = Vec::new();
+        match (nresults, result) {
+            (0, _) => {}
+            (1, Some(r)) => results.push(r),
+            (_, Some(BasicValueEnum::StructValue(s))) => {
+                for i in 0..nresults {
+                    results.push(self.builder.build_extract_value(s, i as u32, "").map_err(llvm)?);
+                }
+            }
+            _ => return Err(Error::internal("call results do not match the return point")),
+        }
+        let mut next = results.into_iter();
+        let ret_vals: Vec<V<'ctx>> = ret_types
+            .iter()
+            .map(|&t| {
+                if w.types().is_mem(t) {
+                    V::Mem
+                } else {
+                    V::Val(next.next().expect("one result per value parameter"))
+                }
+            })
+            .collect();
+        let ret_point = *args.last().ok_or_else(|| Error::internal("call without a return point"))?;
+        self.jump(ret_point, &[], &ret_vals)
+    }
+}
+
+fn param_types(w: &World, k: Def) -> Vec<Type> {
+    w.types()
+        .cont_params(w.type_of(k))
+        .map(|p| p.to_vec())
+        .unwrap_or_default()
+}
+
+/// The pointee of the pointer in an effect's `(mem, ptr(T))` result type.
+fn pointee_of_effect(w: &World, ty: Type) -> R<Type> {
+    let comps = w.types().components(ty).unwrap_or_default();
+    match comps.get(1).map(|&p| w.kind(p)) {
+        Some(TypeKind::Ptr { pointee, .. }) => Ok(*pointee),
+        _ => Err(Error::internal("ill-typed effect")),
+    }
+}
