@@ -460,17 +460,11 @@ impl<'m, 'a, 'ctx> FunctionLowering<'m, 'a, 'ctx> {
                     w.node(d).name()
                 )))
             }
-            _ => {
-                // Computed once, at the end of the prologue.
-                let here = self.builder.get_insert_block();
-                let term = self.prologue.get_terminator().expect("prologue ends in a branch");
-                self.builder.position_before(&term);
-                let v = self.compute(d);
-                if let Some(bb) = here {
-                    self.builder.position_at_end(bb);
-                }
-                v?
-            }
+            // A division that may trap, or anything computed from one: computed where it
+            // is used, each time (the prologue runs on every path).
+            _ if may_trap(w, d) => return self.compute(d),
+            // Computed once, at the end of the prologue.
+            _ => self.in_prologue(|s| s.compute(d))?,
         };
         self.vals.insert(d, v);
         Ok(v)
@@ -522,16 +516,24 @@ impl<'m, 'a, 'ctx> FunctionLowering<'m, 'a, 'ctx> {
         Prim::of(self.w().kind(t)).ok_or_else(|| Error::internal("expected a primitive type"))
     }
 
-    /// An alloca in the prologue.
-    fn alloca(&mut self, t: BasicTypeEnum<'ctx>, name: &str) -> R<PointerValue<'ctx>> {
+    /// Runs `f` with the builder before the prologue's terminator, then returns to where it
+    /// was (the end of a block, or the prologue itself).
+    fn in_prologue<T>(&mut self, f: impl FnOnce(&mut Self) -> R<T>) -> R<T> {
         let here = self.builder.get_insert_block();
         let term = self.prologue.get_terminator().expect("prologue ends in a branch");
         self.builder.position_before(&term);
-        let p = self.builder.build_alloca(t, name).map_err(llvm);
-        if let Some(bb) = here {
-            self.builder.position_at_end(bb);
+        let r = f(self);
+        match here {
+            Some(bb) if bb == self.prologue => self.builder.position_before(&term),
+            Some(bb) => self.builder.position_at_end(bb),
+            None => {}
         }
-        p
+        r
+    }
+
+    /// An alloca in the prologue.
+    fn alloca(&mut self, t: BasicTypeEnum<'ctx>, name: &str) -> R<PointerValue<'ctx>> {
+        self.in_prologue(|s| s.builder.build_alloca(t, name).map_err(llvm))
     }
 
     /// An index as an `i64` (sign- or zero-extended by its type).
@@ -1126,6 +1128,28 @@ impl<'m, 'a, 'ctx> FunctionLowering<'m, 'a, 'ctx> {
         let ret_point = *args.last().ok_or_else(|| Error::internal("call without a return point"))?;
         self.jump(ret_point, &[], &ret_vals)
     }
+}
+
+/// Whether computing `d` (which depends on no parameter) may divide by zero.
+fn may_trap(w: &World, d: Def) -> bool {
+    let mut stack = vec![d];
+    let mut seen = rustc_hash::FxHashSet::default();
+    while let Some(x) = stack.pop() {
+        if !seen.insert(x) || w.node(x).is_nominal() {
+            continue;
+        }
+        if let Node::Arith(ArithOp::Div | ArithOp::Rem) = w.node(x) {
+            if !w.types().is_float(w.type_of(x)) {
+                let divisor = w.ops(x)[1];
+                let mask = w.types().prim_bits(w.type_of(divisor)).unwrap_or(64);
+                if w.lit_bits(divisor).is_none_or(|b| durin_ir::semantics::mask(mask, b) == 0) {
+                    return true;
+                }
+            }
+        }
+        stack.extend_from_slice(w.ops(x));
+    }
+    false
 }
 
 fn param_types(w: &World, k: Def) -> Vec<Type> {

@@ -1,0 +1,169 @@
+//! Random programs give the same results compiled by LLVM (JIT) as in the interpreter.
+//!
+//! - Programs with control flow, loops, memory, closures and local functions (the IR
+//!   crate's recipes), after each native pipeline, called as `main(a, b, x)`;
+//! - expressions over every primitive type, with and without constant folding in the
+//!   world (so LLVM's folding is checked too), called through a harness that reads the
+//!   arguments from memory and returns the result's bits.
+//!
+//! Cases where the interpreter reports a run-time error (a division by zero, memory never
+//! written) are skipped: native code would stop the test process there.
+
+use durin_backend_llvm::{compile, Options};
+use durin_ir::interp;
+use durin_ir::semantics::mask;
+use durin_ir::strategy::{expr, recipe, ExprProgram, Recipe, EXPR_TYPES};
+use durin_ir::{text, Def, TypeKind, World};
+use durin_passes::{Config, Pipeline, PrintAfter, RunOptions};
+use inkwell::context::Context;
+use proptest::prelude::*;
+
+fn native(w: &World, level: u8) -> Result<World, String> {
+    let mut w = w.clone();
+    let opts = RunOptions {
+        verify_each: true,
+        print_after: PrintAfter::None,
+        config: Config { fuel: 10_000 },
+    };
+    Pipeline::for_native(level)
+        .run(&mut w, &opts, |_, _| {})
+        .map_err(|e| e.to_string())?;
+    Ok(w)
+}
+
+/// Compiles `w` at LLVM level `level` and calls `f` with the address of `name`.
+fn with_jit<T>(w: &World, name: &str, level: u8, f: impl FnOnce(usize) -> T) -> Result<T, String> {
+    let ctx = Context::create();
+    let opts = Options {
+        opt_level: level,
+        cpu: None,
+    };
+    let compiled = compile(&ctx, w, &opts).map_err(|e| format!("{e}\n{}", text::print(w)))?;
+    let jit = compiled
+        .jit(name, &durin_runtime::symbols(), level)
+        .map_err(|e| e.to_string())?;
+    Ok(f(jit.address))
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct MainResult {
+    i: i32,
+    f: f64,
+}
+
+/// Reads the expression program's arguments (one `u64` of bits each) from memory,
+/// converts them to the parameter types, calls the program and returns the result's bits
+/// zero-extended to 64: the external `harness(ptr([u64])) -> u64`.
+fn add_harness(w: &mut World, entry: Def) -> Def {
+    let u64t = w.ty_int(64, false);
+    let mem = w.ty_mem();
+    let arr = w.ty_array(u64t, None);
+    let ptr = w.ty_ptr(arr, durin_ir::AddrSpace::Generic);
+    let ret = w.ty_cont(&[mem, u64t]);
+    let h = w.cont(&[mem, ptr, ret], "harness");
+    w.make_external(h);
+    let hp = w.params(h);
+    let ptys: Vec<_> = w.types().cont_params(w.type_of(entry)).unwrap().to_vec();
+    let (mut m, mut args) = (hp[0], vec![hp[0]]);
+    for (i, &t) in ptys[1..ptys.len() - 1].iter().enumerate() {
+        let idx = w.lit_i64(i as i64);
+        let p = w.lea(hp[1], idx);
+        let l = w.load(m, p);
+        m = w.extract_at(l, 0);
+        let bits = w.extract_at(l, 1);
+        let v = match w.kind(t).clone() {
+            TypeKind::Float { bits: 64 } => w.bitcast(t, bits),
+            TypeKind::Float { bits: b } => {
+                let it = w.ty_int(b, false);
+                let narrow = w.conv(it, bits);
+                w.bitcast(t, narrow)
+            }
+            TypeKind::Bool => {
+                // The interpreter's argument is the low bit.
+                let one = w.lit(u64t, 1);
+                let low = w.arith(durin_ir::ArithOp::And, bits, one);
+                w.conv(t, low)
+            }
+            _ => w.conv(t, bits),
+        };
+        args.push(v);
+    }
+    args[0] = m;
+    let rt = *w.types().cont_params(ptys[ptys.len() - 1]).unwrap().last().unwrap();
+    let k = w.cont(&[mem, rt], "result");
+    let kp = w.params(k);
+    let out = match w.kind(rt).clone() {
+        TypeKind::Float { bits: 64 } => w.bitcast(u64t, kp[1]),
+        TypeKind::Float { bits: b } => {
+            let it = w.ty_int(b, false);
+            let raw = w.bitcast(it, kp[1]);
+            w.conv(u64t, raw)
+        }
+        TypeKind::Int { bits: b, .. } => {
+            // Zero-extend: through the unsigned type of the same width.
+            let it = w.ty_int(b, false);
+            let raw = if w.type_of(kp[1]) == it { kp[1] } else { w.bitcast(it, kp[1]) };
+            w.conv(u64t, raw)
+        }
+        _ => w.conv(u64t, kp[1]),
+    };
+    w.set_body(k, hp[2], &[kp[0], out]);
+    args.push(k);
+    w.set_body(h, entry, &args);
+    h
+}
+
+fn interp_ok<T>(r: Result<T, interp::InterpError>) -> Result<T, TestCaseError> {
+    r.map_err(|e| TestCaseError::reject(format!("the interpreter stops: {e:?}")))
+}
+
+proptest! {
+    #![proptest_config(durin_ir::strategy::test_config())]
+
+    #[test]
+    fn random_programs_agree_with_the_interpreter(
+        r in recipe(), level in 0u8..=3, a in any::<i32>(), b in any::<i32>(), x in -1e4f64..1e4,
+    ) {
+        let (w, main) = r.build();
+        let (want_i, want_f) = interp_ok(Recipe::run(&w, main, a, b, x))?;
+        let first_order = native(&w, level).map_err(TestCaseError::fail)?;
+        let got = with_jit(&first_order, "main", level, |addr| {
+            // SAFETY: `main(mem, i32, i32, f64, cn(mem, i32, f64))` compiles to this C type.
+            let f: extern "C" fn(i32, i32, f64) -> MainResult = unsafe { std::mem::transmute(addr) };
+            f(a, b, x)
+        }).map_err(TestCaseError::fail)?;
+        prop_assert_eq!(got.i, want_i, "int result at -O{}\n{}", level, text::print(&first_order));
+        prop_assert!(
+            got.f.to_bits() == want_f || (got.f.is_nan() && f64::from_bits(want_f).is_nan()),
+            "float result at -O{}: {} vs {}\n{}", level, got.f, f64::from_bits(want_f), text::print(&first_order)
+        );
+    }
+
+    #[test]
+    fn expressions_agree_with_the_interpreter(
+        e in expr(), ty in 0u8..9, normalize in any::<bool>(), level in 0u8..=3,
+        args in proptest::collection::vec(any::<u64>(), 18),
+    ) {
+        let mut p = ExprProgram::new(ty, normalize);
+        p.build(&e, ty);
+        let want = interp_ok(p.run(&args))?;
+        let mut w = p.world.clone();
+        add_harness(&mut w, p.entry);
+        // The harness passes each argument masked to its type, as `run` does.
+        let got = with_jit(&w, "harness", level, |addr| {
+            // SAFETY: `harness(mem, ptr([u64]), cn(mem, u64))` compiles to this C type.
+            let f: extern "C" fn(*const u64) -> u64 = unsafe { std::mem::transmute(addr) };
+            f(args.as_ptr())
+        }).map_err(TestCaseError::fail)?;
+        let rt = EXPR_TYPES[ty as usize];
+        let bits = w.types().prim_bits(w.type_of(p.root)).unwrap_or(64);
+        let is_float = rt.starts_with('f');
+        let (g, want) = (mask(bits, got), mask(bits, want));
+        let same = g == want || (is_float && {
+            let nan = |v: u64| if bits == 32 { f32::from_bits(v as u32).is_nan() } else { f64::from_bits(v).is_nan() };
+            nan(g) && nan(want)
+        });
+        prop_assert!(same, "{rt}: native {g:#x}, interpreter {want:#x}\n{}", text::print(&w));
+    }
+}
