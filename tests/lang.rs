@@ -2,7 +2,8 @@
 //!
 //! - `tests/lang/ok/NAME.art`: `durin run` must exit with 0 (or the code in a
 //!   `// exit: N` line), print nothing on standard error, and print exactly
-//!   `tests/lang/ok/NAME.out` on standard output. Those files are written by hand from
+//!   `tests/lang/ok/NAME.out` on standard output: in the interpreter after each pipeline,
+//!   through LLVM's JIT at each level, and as an executable from `durin build --emit exe`. Those files are written by hand from
 //!   what the program computes, never copied from durin's output. A `// args: A B` line
 //!   passes arguments after `--`.
 //! - `tests/lang/fail/NAME.art`: `durin check` must exit with 1, and its standard error
@@ -73,11 +74,23 @@ fn accepted_programs_print_what_they_compute() {
         // after each pass), and in first-order form after closure elimination (which must
         // leave no closure), after the least a native back end runs (partial evaluation,
         // which `break` out of a `for` body needs) and after -O3.
-        let closure_conv = ["run", "--verify-each", "--report", "closures", "--passes"];
+        let closure_conv = [
+            "run",
+            "--backend=interp",
+            "--verify-each",
+            "--report",
+            "closures",
+            "--passes",
+        ];
         for level in [
-            &["run", "-O0"][..],
-            &["run", "-O1", "--verify-each"],
-            &["run", "-O3", "--verify-each"],
+            &["run", "--backend=interp", "-O0"][..],
+            &["run", "--backend=interp", "-O1", "--verify-each"],
+            &["run", "--backend=interp", "-O3", "--verify-each"],
+            // Native code.
+            &["run", "-O0"],
+            &["run", "-O1"],
+            &["run", "-O2"],
+            &["run", "-O3"],
             &[&closure_conv[..], &["pe,cleanup,dce,closure-conv"]].concat(),
             &[&closure_conv[..], &["O3,closure-conv"]].concat(),
         ] {
@@ -106,6 +119,51 @@ fn accepted_programs_print_what_they_compute() {
         files.len(),
         failures.join("\n")
     );
+}
+
+/// Every accepted program built ahead of time (`durin build --emit exe`, linked by `cc`
+/// with the runtime library) prints the same as it should.
+#[test]
+fn executables_built_ahead_of_time_print_what_they_compute() {
+    let dir = tempdir("aot");
+    let mut failures = Vec::new();
+    for f in &files("ok") {
+        let src = std::fs::read_to_string(f).expect("readable");
+        let want_exit: i32 = header(&src, "// exit:").map_or(0, |e| e.parse().expect("exit code"));
+        let args: Vec<&str> =
+            header(&src, "// args:").map_or(Vec::new(), |a| a.split_whitespace().collect());
+        let exe = dir.join(f.file_stem().expect("a name"));
+        let exe_s = exe.to_string_lossy().to_string();
+        let built = durin(&["build", "--emit", "exe", "-o", &exe_s], f, &[]);
+        if !built.status.success() {
+            failures.push(format!(
+                "{}: build failed\n{}",
+                f.display(),
+                String::from_utf8_lossy(&built.stderr)
+            ));
+            continue;
+        }
+        let out = Command::new(&exe).args(&args).output().expect("the executable runs");
+        let expected = std::fs::read_to_string(f.with_extension("out")).expect(".out file");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let code = out.status.code().unwrap_or(-1);
+        if stdout != expected || code != want_exit || !out.stderr.is_empty() {
+            failures.push(format!(
+                "{}: exit {code} (want {want_exit})\n--- stdout\n{stdout}--- expected\n{expected}--- stderr\n{}",
+                f.display(),
+                String::from_utf8_lossy(&out.stderr)
+            ));
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// A fresh folder under the target directory for this test's files.
+fn tempdir(name: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temporary folder");
+    dir
 }
 
 /// Programs in `tests/pe/` are optimized at `-O2`; their IR must match the `.ir` snapshot

@@ -131,13 +131,18 @@ fn machine(opts: &Options) -> Result<(TargetMachine, String, String)> {
     let triple = TargetMachine::get_default_triple();
     let target = Target::from_triple(&triple)
         .map_err(|e| Error::other(format!("no LLVM target for the host: {e}")))?;
-    let (cpu, features) = match &opts.cpu {
-        None => (
+    let (cpu, features) = match opts.cpu.as_deref() {
+        None | Some("native") => (
             TargetMachine::get_host_cpu_name().to_string(),
             TargetMachine::get_host_cpu_features().to_string(),
         ),
-        Some(c) => (c.clone(), String::new()),
+        Some(c) => (c.to_string(), String::new()),
     };
+    if opts.cpu.as_deref().is_some_and(|c| c != "native") && !cpu_is_known(&cpu) {
+        return Err(Error::other(format!(
+            "unknown CPU `{cpu}` (LLVM 19 knows x86 CPUs such as `x86-64`, `x86-64-v3`, `skylake`, `znver4`; `native` is this machine's)"
+        )));
+    }
     let tm = target
         .create_target_machine(
             &triple,
@@ -148,29 +153,38 @@ fn machine(opts: &Options) -> Result<(TargetMachine, String, String)> {
             CodeModel::Default,
         )
         .ok_or_else(|| Error::other(format!("LLVM does not know the CPU `{cpu}`")))?;
-    if opts.cpu.is_some() && !cpu_is_known(&tm, &cpu) {
-        return Err(Error::other(format!(
-            "unknown CPU `{cpu}` (try `native`-like names such as `x86-64`, `x86-64-v3`, `skylake`, `znver4`)"
-        )));
-    }
     Ok((tm, cpu, features))
 }
 
-/// Whether LLVM's x86 target knows `cpu` (it accepts any name and warns on stderr, so ask
-/// the subtarget through a probe: unknown CPUs get no features at all).
-fn cpu_is_known(_tm: &TargetMachine, cpu: &str) -> bool {
-    const KNOWN_PREFIXES: &[&str] = &[
-        "x86-64", "generic", "native", "i386", "i486", "i586", "i686", "pentium", "core",
-        "nehalem", "westmere", "sandybridge", "ivybridge", "haswell", "broadwell", "skylake",
-        "cascadelake", "cooperlake", "cannonlake", "icelake", "tigerlake", "sapphirerapids",
-        "alderlake", "raptorlake", "meteorlake", "arrowlake", "lunarlake", "pantherlake",
-        "graniterapids", "emeraldrapids", "clearwaterforest", "gracemont", "sierraforest",
-        "grandridge", "rocketlake", "knl", "knm", "atom", "bonnell", "silvermont", "slm",
-        "goldmont", "tremont", "btver", "bdver", "znver", "amdfam10", "barcelona", "k8",
-        "opteron", "athlon", "lakemont", "prescott", "nocona", "yonah", "penryn", "corei7",
-        "geode", "winchip", "c3", "k6", "diamondrapids",
+/// Whether LLVM 19's x86 target knows `cpu` (LLVM itself accepts any name, warns on
+/// standard error and ignores it). `native` means the host.
+fn cpu_is_known(cpu: &str) -> bool {
+    const CPUS: &[&str] = &[
+        "alderlake", "amdfam10", "arrowlake", "arrowlake-s", "arrowlake_s", "athlon",
+        "athlon-4", "athlon-fx", "athlon-mp", "athlon-tbird", "athlon-xp", "athlon64",
+        "athlon64-sse3", "atom", "atom_sse4_2", "atom_sse4_2_movbe", "barcelona",
+        "bdver1", "bdver2", "bdver3", "bdver4", "bonnell", "broadwell", "btver1",
+        "btver2", "c3", "c3-2", "cannonlake", "cascadelake", "clearwaterforest",
+        "cooperlake", "core-avx-i", "core-avx2", "core2", "core_2_duo_sse4_1",
+        "core_2_duo_ssse3", "core_2nd_gen_avx", "core_3rd_gen_avx", "core_4th_gen_avx",
+        "core_4th_gen_avx_tsx", "core_5th_gen_avx", "core_5th_gen_avx_tsx",
+        "core_aes_pclmulqdq", "core_i7_sse4_2", "corei7", "corei7-avx", "emeraldrapids",
+        "generic", "geode", "goldmont", "goldmont-plus", "goldmont_plus", "gracemont",
+        "grandridge", "graniterapids", "graniterapids-d", "graniterapids_d", "haswell",
+        "i386", "i486", "i586", "i686", "icelake-client", "icelake-server",
+        "icelake_client", "icelake_server", "ivybridge", "k6", "k6-2", "k6-3", "k8",
+        "k8-sse3", "knl", "knm", "lakemont", "lunarlake", "meteorlake", "mic_avx512",
+        "nehalem", "nocona", "opteron", "opteron-sse3", "pantherlake", "penryn",
+        "pentium", "pentium-m", "pentium-mmx", "pentium2", "pentium3", "pentium3m",
+        "pentium4", "pentium4m", "pentium_4", "pentium_4_sse3", "pentium_ii",
+        "pentium_iii", "pentium_iii_no_xmm_regs", "pentium_m", "pentium_mmx",
+        "pentium_pro", "pentiumpro", "prescott", "raptorlake", "rocketlake",
+        "sandybridge", "sapphirerapids", "sierraforest", "silvermont", "skx", "skylake",
+        "skylake-avx512", "skylake_avx512", "slm", "tigerlake", "tremont", "westmere",
+        "winchip-c6", "winchip2", "x86-64", "x86-64-v2", "x86-64-v3", "x86-64-v4",
+        "yonah", "znver1", "znver2", "znver3", "znver4", "znver5",
     ];
-    KNOWN_PREFIXES.iter().any(|p| cpu.starts_with(p))
+    CPUS.contains(&cpu)
 }
 
 /// A compiled module with what made it.

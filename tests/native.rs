@@ -1,0 +1,119 @@
+//! Ahead-of-time builds: a C program calls exported durin functions through the header
+//! `durin build --emit header` writes, linked with the object file and the runtime; the
+//! other output kinds are written and name the exported functions.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn durin(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_durin"))
+        .current_dir(root())
+        .args(args)
+        .output()
+        .expect("durin runs")
+}
+
+fn ok(out: &std::process::Output, what: &str) {
+    assert!(
+        out.status.success(),
+        "{what} failed:\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn tempdir(name: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temporary folder");
+    dir
+}
+
+fn s(p: &Path) -> String {
+    p.to_string_lossy().to_string()
+}
+
+/// The runtime library beside the `durin` binary (built with the workspace).
+fn runtime() -> PathBuf {
+    let exe = PathBuf::from(env!("CARGO_BIN_EXE_durin"));
+    let lib = exe.with_file_name("libdurin_runtime.a");
+    assert!(
+        lib.is_file(),
+        "{} is missing: build the workspace first (`cargo build --workspace`)",
+        lib.display()
+    );
+    lib
+}
+
+#[test]
+fn a_c_program_calls_exported_functions_through_the_generated_header() {
+    let dir = tempdir("c-calls-durin");
+    let (obj, header, exe) = (dir.join("mathlib.o"), dir.join("mathlib.h"), dir.join("use_mathlib"));
+    ok(&durin(&["build", "tests/native/mathlib.art", "-o", &s(&obj)]), "durin build");
+    ok(
+        &durin(&["build", "tests/native/mathlib.art", "--emit", "header", "-o", &s(&header)]),
+        "durin build --emit header",
+    );
+    let h = std::fs::read_to_string(&header).expect("header written");
+    for decl in [
+        "float dot(float* p0, float* p1, int32_t p2);",
+        "void scale(double* p0, int32_t p1, double p2);",
+        "int64_t lcm(int64_t p0, int64_t p1);",
+        "bool is_even(uint32_t p0);",
+        "void greet(void);",
+    ] {
+        assert!(h.contains(decl), "`{decl}` is not in the header:\n{h}");
+    }
+    let cc = Command::new("cc")
+        .arg("-I")
+        .arg(&dir)
+        .arg(root().join("tests/native/use_mathlib.c"))
+        .arg(&obj)
+        .arg(runtime())
+        .args(["-lpthread", "-ldl", "-lm", "-lgcc_s", "-lc", "-o"])
+        .arg(&exe)
+        .output()
+        .expect("cc runs");
+    ok(&cc, "cc");
+    let run = Command::new(&exe).output().expect("the program runs");
+    ok(&run, "the C program");
+    let want = std::fs::read_to_string(root().join("tests/native/use_mathlib.out")).expect(".out");
+    assert_eq!(String::from_utf8_lossy(&run.stdout), want);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn assembly_and_llvm_ir_name_the_exported_functions() {
+    let dir = tempdir("emit-text");
+    for (emit, file, needle) in [
+        ("asm", "mathlib.s", "dot:"),
+        ("llvm-ir", "mathlib.ll", "define float @dot(ptr"),
+    ] {
+        let out = dir.join(file);
+        ok(&durin(&["build", "tests/native/mathlib.art", "--emit", emit, "-o", &s(&out)]), emit);
+        let text = std::fs::read_to_string(&out).expect("written");
+        assert!(text.contains(needle), "{emit}: no `{needle}` in\n{text}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn bad_build_requests_are_errors_with_messages() {
+    let dir = tempdir("bad-build");
+    // An executable needs `main`.
+    let out = durin(&["build", "tests/native/mathlib.art", "--emit", "exe", "-o", &s(&dir.join("x"))]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("an executable needs a `main` function"));
+    // An unknown CPU.
+    let out = durin(&["build", "tests/native/mathlib.art", "--cpu", "pentium9000", "-o", &s(&dir.join("y.o"))]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown CPU `pentium9000`"));
+    // A folder that does not exist.
+    let out = durin(&["build", "tests/native/mathlib.art", "-o", "/nonexistent/dir/m.o"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot write"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
