@@ -1,0 +1,149 @@
+//! durin `-O2` against the same algorithms in C built with `gcc -O2`, in one run, one table.
+//!
+//! Programs in `benches/native/`: each `NAME.art` beside `NAME.c` (a sieve, mandelbrot,
+//! n-body, a 3x3 blur with clamped borders). Both are built as executables (`durin build
+//! --emit exe -O2`; `gcc -O2 -march=native -ffp-contract=off`: the host's CPU features, as
+//! durin targets by default, and no contraction into fused multiply-adds, which durin does
+//! not do, so both compute the same floats); their outputs must be equal. Each executable
+//! runs 7 times, alternating; the table gives the median wall times and the ratio (the
+//! target is at most 1.2). Then the compile time of each program (`durin build --time`:
+//! frontend, IR passes, LLVM).
+//!
+//! Run: `cargo bench --bench native` (needs `gcc`; builds the runtime library in release
+//! mode if it is missing).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+const PROGRAMS: &[&str] = &["sieve", "mandelbrot", "nbody", "stencil"];
+const RUNS: usize = 7;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn durin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_durin"))
+}
+
+fn check(out: std::process::Output, what: &str) -> std::process::Output {
+    if !out.status.success() {
+        eprintln!(
+            "{what} failed:\n{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        std::process::exit(1);
+    }
+    out
+}
+
+fn ensure_runtime() {
+    let lib = durin().with_file_name("libdurin_runtime.a");
+    if lib.is_file() {
+        return;
+    }
+    eprintln!("building the runtime library ({})", lib.display());
+    let cargo = option_env!("CARGO").unwrap_or("cargo");
+    check(
+        Command::new(cargo)
+            .current_dir(root())
+            .args(["build", "--release", "-p", "durin-runtime"])
+            .output()
+            .expect("cargo runs"),
+        "cargo build -p durin-runtime",
+    );
+}
+
+fn median(mut xs: Vec<f64>) -> f64 {
+    xs.sort_by(|a, b| a.total_cmp(b));
+    xs[xs.len() / 2]
+}
+
+fn time_run(exe: &Path) -> (f64, String) {
+    let t = Instant::now();
+    let out = check(Command::new(exe).output().expect("runs"), &exe.display().to_string());
+    (t.elapsed().as_secs_f64() * 1e3, String::from_utf8_lossy(&out.stdout).to_string())
+}
+
+/// The stage times `durin build --time` prints (name, ms).
+fn stage_times(stderr: &str) -> Vec<(String, f64)> {
+    stderr
+        .lines()
+        .filter_map(|l| {
+            let (name, rest) = l.split_once(':')?;
+            let ms = rest.trim().split_whitespace().next()?.parse().ok()?;
+            Some((name.trim().to_string(), ms))
+        })
+        .collect()
+}
+
+fn main() {
+    ensure_runtime();
+    let dir = std::env::temp_dir().join(format!("durin-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temporary folder");
+    println!(
+        "{:<12} {:>12} {:>12} {:>8}   {}",
+        "program", "durin ms", "gcc ms", "ratio", "output"
+    );
+    let mut compile = Vec::new();
+    for name in PROGRAMS {
+        let src = root().join("benches/native").join(format!("{name}.art"));
+        let csrc = root().join("benches/native").join(format!("{name}.c"));
+        let (dexe, cexe) = (dir.join(format!("{name}-durin")), dir.join(format!("{name}-gcc")));
+        let t = Instant::now();
+        let built = check(
+            Command::new(durin())
+                .args(["build", "-O2", "--time", "--emit", "exe", "-o"])
+                .arg(&dexe)
+                .arg(&src)
+                .output()
+                .expect("durin runs"),
+            "durin build",
+        );
+        let build_ms = t.elapsed().as_secs_f64() * 1e3;
+        compile.push((name, build_ms, stage_times(&String::from_utf8_lossy(&built.stderr))));
+        check(
+            Command::new("gcc")
+                .args(["-O2", "-march=native", "-ffp-contract=off", "-o"])
+                .arg(&cexe)
+                .arg(&csrc)
+                .arg("-lm")
+                .output()
+                .expect("gcc runs"),
+            "gcc",
+        );
+        // Warm up (page cache, frequency), then alternate.
+        let (_, dout) = time_run(&dexe);
+        let (_, cout) = time_run(&cexe);
+        if dout != cout {
+            eprintln!("{name}: outputs differ:\n--- durin\n{dout}--- gcc\n{cout}");
+            std::process::exit(1);
+        }
+        let (mut d, mut c) = (Vec::new(), Vec::new());
+        for _ in 0..RUNS {
+            d.push(time_run(&dexe).0);
+            c.push(time_run(&cexe).0);
+        }
+        let (dm, cm) = (median(d), median(c));
+        println!(
+            "{:<12} {:>12.1} {:>12.1} {:>8.2}   {}",
+            name,
+            dm,
+            cm,
+            dm / cm,
+            dout.trim().replace('\n', " ")
+        );
+    }
+    println!();
+    println!("compile time of `durin build -O2 --emit exe` (ms; stages from --time):");
+    for (name, total, stages) in &compile {
+        let parts: Vec<String> = stages
+            .iter()
+            .map(|(s, ms)| format!("{s} {ms:.1}"))
+            .collect();
+        println!("{name:<12} {total:>8.1}   {}", parts.join(", "));
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
