@@ -28,12 +28,14 @@ static void advance(double *b, double dt) {
             double dz = b[Z + i] - b[Z + j];
             double d2 = dx * dx + dy * dy + dz * dz;
             double mag = dt / (d2 * sqrt(d2));
-            b[VX + i] -= dx * b[M + j] * mag;
-            b[VY + i] -= dy * b[M + j] * mag;
-            b[VZ + i] -= dz * b[M + j] * mag;
-            b[VX + j] += dx * b[M + i] * mag;
-            b[VY + j] += dy * b[M + i] * mag;
-            b[VZ + j] += dz * b[M + i] * mag;
+            double mi = b[M + i];
+            double mj = b[M + j];
+            b[VX + i] -= dx * mj * mag;
+            b[VY + i] -= dy * mj * mag;
+            b[VZ + i] -= dz * mj * mag;
+            b[VX + j] += dx * mi * mag;
+            b[VY + j] += dy * mi * mag;
+            b[VZ + j] += dz * mi * mag;
         }
     }
     for (int i = 0; i < BODIES; i++) {
