@@ -31,7 +31,9 @@ struct Cli {
 struct OptArgs {
     /// Optimization level: 0 keeps the program as lowered (only removing the partial-
     /// evaluation markers and dead code), 1 inlines continuations used once, 2 and 3 run
-    /// partial evaluation and cleanup twice.
+    /// partial evaluation and cleanup twice. For native code (`run`, `build`) every level
+    /// runs partial evaluation and ends with closure elimination, and it is also LLVM's
+    /// level.
     #[arg(short = 'O', value_name = "LEVEL", value_parser = clap::value_parser!(u8).range(0..=3))]
     opt_level: Option<u8>,
     /// Run these passes instead of the level's pipeline (comma-separated, in order; see
