@@ -223,7 +223,7 @@ pub fn runtime_library() -> Result<PathBuf, String> {
     ];
     candidates.iter().find(|p| p.is_file()).cloned().ok_or_else(|| {
         format!(
-            "error: cannot find the runtime library `libdurin_runtime.a` beside `{}`\n  = help: build it with `cargo build --release -p durin-runtime`, or set DURIN_RUNTIME_LIB to its path",
+            "error: cannot find the runtime library `libdurin_runtime.a` beside `{}`\n  = help: build it with `cargo build --release --workspace` (or `-p durin-runtime`), or set DURIN_RUNTIME_LIB to its path",
             exe.display()
         )
     })

@@ -137,7 +137,12 @@ impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {
                     )),
                 )
             })?;
-            let fty = self.types.function(w, &sig).map_err(|e| self.loc_error(k, e))?;
+            let fty = if w.body(k).is_none() {
+                self.types.import_function(w, &sig)
+            } else {
+                self.types.function(w, &sig)
+            }
+            .map_err(|e| self.loc_error(k, e))?;
             let name = w.name(k).unwrap_or("fn");
             let f = if w.body(k).is_none() {
                 match self.module.get_function(name) {
@@ -1076,8 +1081,18 @@ impl<'m, 'a, 'ctx> FunctionLowering<'m, 'a, 'ctx> {
             Error::unsupported("a call of a function that takes a continuation other than its return point")
         })?;
         let mut call_args: Vec<BasicMetadataValueEnum<'ctx>> = Vec::new();
-        for &i in &sig.params {
+        let import = self.m.functions.contains_key(&callee) && w.body(callee).is_none();
+        for (&i, &t) in sig.params.iter().zip(&sig.param_types) {
             match vals[i] {
+                // Imports take tuples field by field (see `Types::import_function`).
+                V::Val(BasicValueEnum::StructValue(s))
+                    if import && matches!(w.kind(t), TypeKind::Tuple(_)) =>
+                {
+                    for f in 0..s.get_type().count_fields() {
+                        let x = self.builder.build_extract_value(s, f, "").map_err(llvm)?;
+                        call_args.push(x.into());
+                    }
+                }
                 V::Val(v) => call_args.push(v.into()),
                 V::Mem => return Err(Error::internal("a `mem` token passed as a value")),
             }

@@ -110,6 +110,30 @@ impl<'ctx> Types<'ctx> {
         Some(comps[..i].iter().filter(|&&c| !w.types().is_mem(c)).count() as u32)
     }
 
+    /// The C type of an import: as [`Types::function`], with tuple parameters passed as
+    /// their fields, one argument each (a closure `(code, environment)` becomes two
+    /// pointers, as the runtime's `anydsl_parallel_for` takes it).
+    pub fn import_function(
+        &mut self,
+        w: &World,
+        sig: &crate::form::Signature,
+    ) -> Result<FunctionType<'ctx>, Error> {
+        let f = self.function(w, sig)?;
+        let mut params = Vec::new();
+        for (&t, lt) in sig.param_types.iter().zip(f.get_param_types()) {
+            match (w.kind(t), lt) {
+                (TypeKind::Tuple(_), inkwell::types::BasicMetadataTypeEnum::StructType(s)) => {
+                    params.extend(s.get_field_types().into_iter().map(inkwell::types::BasicMetadataTypeEnum::from))
+                }
+                (_, lt) => params.push(lt.into()),
+            }
+        }
+        Ok(match f.get_return_type() {
+            Some(r) => r.fn_type(&params, false),
+            None => self.ctx.void_type().fn_type(&params, false),
+        })
+    }
+
     /// The LLVM function type of calling a continuation of type `t` (see
     /// [`crate::form::Signature`]): value parameters in, the return point's values out
     /// (none: `void`; one: itself; several: a literal struct).

@@ -130,6 +130,8 @@ struct Interp<'w, 'o> {
     constants: FxHashMap<Def, Value>,
     mem: u64,
     limits: Limits,
+    /// The random generator's state (SplitMix64, as the runtime's).
+    rng: u64,
     /// What the program printed.
     out: &'o mut Vec<u8>,
 }
@@ -169,6 +171,7 @@ impl<'w, 'o> Interp<'w, 'o> {
             constants: FxHashMap::default(),
             mem: 0,
             limits,
+            rng: 0x853c_49e6_748f_ea9b,
         }
     }
 }
@@ -318,13 +321,19 @@ fn undef_of(w: &World, ty: Type) -> Value {
 
 impl Interp<'_, '_> {
     fn run(&mut self, entry: Def, args: Vec<Value>) -> Result<Vec<Value>, Fail> {
-        let mut target = Value::Closure(Rc::new(Closure {
+        let target = Value::Closure(Rc::new(Closure {
             cont: entry,
             env: Rc::new(Vec::new()),
         }));
+        self.run_from(target, args, entry)
+    }
+
+    /// Jumps to `target` with `args` and runs until the exit continuation is called.
+    fn run_from(&mut self, target: Value, args: Vec<Value>, at: Def) -> Result<Vec<Value>, Fail> {
+        let mut target = target;
         let mut args = args;
         let mut fuel = self.limits.fuel;
-        let mut at = entry;
+        let mut at = at;
         loop {
             let clo = match target {
                 Value::Exit => return Ok(args),
@@ -356,9 +365,11 @@ impl Interp<'_, '_> {
                         ))
                     }
                 };
-                let mem = self.consume_mem(&args[0]).map_err(|m| (k, m))?;
+                self.consume_mem(&args[0]).map_err(|m| (k, m))?;
                 let name = self.w.name(k).unwrap_or("");
-                let results = self.call_import(name, &inner).map_err(|m| (k, m))?;
+                let results = self.call_import(name, &inner, k).map_err(|m| (k, m))?;
+                // The newest token: the import may have run code with effects.
+                let mem = Value::Mem(self.mem);
                 target = ret;
                 args = std::iter::once(mem).chain(results).collect();
                 continue;
@@ -686,7 +697,7 @@ impl Interp<'_, '_> {
 
 impl Interp<'_, '_> {
     /// The runtime functions a program may import, as AnyDSL's runtime provides them.
-    fn call_import(&mut self, name: &str, args: &[Value]) -> Result<Vec<Value>, String> {
+    fn call_import(&mut self, name: &str, args: &[Value], at: Def) -> Result<Vec<Value>, String> {
         let bits = |i: usize| match args.get(i) {
             Some(Value::Bits(b)) => Ok(*b),
             _ => Err(format!("`{name}` expects a number as argument {i}")),
@@ -719,6 +730,31 @@ impl Interp<'_, '_> {
                 self.out.extend_from_slice(&bytes);
             }
             "print_flush" => {}
+            "parallel_for" => {
+                // Sequentially, in order: one of the orders a parallel loop may take.
+                let (lo, hi) = (bits(1)? as u32 as i32, bits(2)? as u32 as i32);
+                let body = args.get(3).cloned().unwrap_or(Value::Undef);
+                for i in lo..hi {
+                    let index = Value::Bits(i as u32 as u64);
+                    let mem = Value::Mem(self.mem);
+                    let (target, call) = match &body {
+                        Value::Closure(_) => (body.clone(), vec![mem, index, Value::Exit]),
+                        // After closure elimination: (code, environment).
+                        Value::Agg(pair) if pair.len() == 2 => {
+                            (pair[0].clone(), vec![pair[1].clone(), mem, index, Value::Exit])
+                        }
+                        _ => return Err("`parallel_for` expects a function as its body".into()),
+                    };
+                    self.run_from(target, call, at)
+                        .map_err(|(_, m)| format!("in the body of a parallel loop: {m}"))?;
+                }
+            }
+            "random_seed" => self.rng = bits(0)? & 0xffff_ffff,
+            "random_val_u64" => return Ok(vec![Value::Bits(self.random())]),
+            "random_val_f32" => {
+                let x = (self.random() >> 40) as f32 * (1.0 / (1u64 << 24) as f32);
+                return Ok(vec![Value::Bits(x.to_bits() as u64)]);
+            }
             "get_micro_time" | "get_kernel_time" | "get_nano_time" => {
                 let d = std::time::SystemTime::now()
                     .duration_since(std::time::UNIX_EPOCH)
@@ -753,6 +789,15 @@ impl Interp<'_, '_> {
             _ => return Err(format!("unknown runtime function `{name}` (the interpreter provides AnyDSL's printing, time and memory functions and the C math library)")),
         }
         Ok(Vec::new())
+    }
+
+    /// The next 64 bits of the random generator (the runtime's SplitMix64).
+    fn random(&mut self) -> u64 {
+        self.rng = self.rng.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.rng;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
     }
 
     /// The pointer `i` elements after `p` in the array `p` points into.

@@ -10,10 +10,12 @@
 //! - [`memory`]: 64-byte aligned allocation, release and copies;
 //! - [`time`]: microsecond and nanosecond clocks;
 //! - [`random`]: a seeded pseudo-random generator;
+//! - [`parallel`]: the CPU's parallel loop;
 //! - [`error`]: run-time errors reported as messages.
 
 pub mod error;
 pub mod memory;
+pub mod parallel;
 pub mod print;
 pub mod random;
 pub mod time;
@@ -26,6 +28,7 @@ pub fn symbols() -> Vec<(&'static str, usize)> {
     s.extend_from_slice(&memory::SYMBOLS());
     s.extend_from_slice(&time::SYMBOLS());
     s.extend_from_slice(&random::SYMBOLS());
+    s.extend_from_slice(&parallel::SYMBOLS());
     s.extend_from_slice(&error::SYMBOLS());
     s
 }
