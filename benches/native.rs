@@ -63,8 +63,14 @@ fn median(mut xs: Vec<f64>) -> f64 {
 
 fn time_run(exe: &Path) -> (f64, String) {
     let t = Instant::now();
-    let out = check(Command::new(exe).output().expect("runs"), &exe.display().to_string());
-    (t.elapsed().as_secs_f64() * 1e3, String::from_utf8_lossy(&out.stdout).to_string())
+    let out = check(
+        Command::new(exe).output().expect("runs"),
+        &exe.display().to_string(),
+    );
+    (
+        t.elapsed().as_secs_f64() * 1e3,
+        String::from_utf8_lossy(&out.stdout).to_string(),
+    )
 }
 
 /// The stage times `durin build --time` prints (name, ms).
@@ -91,7 +97,10 @@ fn main() {
     for name in PROGRAMS {
         let src = root().join("benches/native").join(format!("{name}.art"));
         let csrc = root().join("benches/native").join(format!("{name}.c"));
-        let (dexe, cexe) = (dir.join(format!("{name}-durin")), dir.join(format!("{name}-gcc")));
+        let (dexe, cexe) = (
+            dir.join(format!("{name}-durin")),
+            dir.join(format!("{name}-gcc")),
+        );
         let t = Instant::now();
         let built = check(
             Command::new(durin())
@@ -103,7 +112,11 @@ fn main() {
             "durin build",
         );
         let build_ms = t.elapsed().as_secs_f64() * 1e3;
-        compile.push((name, build_ms, stage_times(&String::from_utf8_lossy(&built.stderr))));
+        compile.push((
+            name,
+            build_ms,
+            stage_times(&String::from_utf8_lossy(&built.stderr)),
+        ));
         check(
             Command::new("gcc")
                 .args(["-O2", "-march=native", "-ffp-contract=off", "-o"])

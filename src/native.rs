@@ -40,7 +40,10 @@ impl NativeOptions {
 }
 
 fn report_times(t: &llvm::Timings, codegen: &str) {
-    eprintln!("    llvm: {:.3} ms (lower to LLVM IR)", t.lower.as_secs_f64() * 1e3);
+    eprintln!(
+        "    llvm: {:.3} ms (lower to LLVM IR)",
+        t.lower.as_secs_f64() * 1e3
+    );
     eprintln!("llvm-opt: {:.3} ms", t.optimize.as_secs_f64() * 1e3);
     eprintln!("{codegen:>8}: {:.3} ms", t.codegen.as_secs_f64() * 1e3);
 }
@@ -92,7 +95,10 @@ pub fn jit_main(
     }
     let args: Vec<CString> = argv
         .iter()
-        .map(|a| CString::new(a.as_bytes()).map_err(|_| format!("error: the argument `{a}` contains a zero byte")))
+        .map(|a| {
+            CString::new(a.as_bytes())
+                .map_err(|_| format!("error: the argument `{a}` contains a zero byte"))
+        })
         .collect::<Result<_, _>>()?;
     let mut ptrs: Vec<*const c_char> = args.iter().map(|a| a.as_ptr()).collect();
     ptrs.push(std::ptr::null());
@@ -158,7 +164,9 @@ pub fn build(
         BuildEmit::Exe => (Emit::Object, temp_object(out)),
         BuildEmit::Header => unreachable!("handled above"),
     };
-    compiled.emit(emit, &file).map_err(|e| format!("error: {e}"))?;
+    compiled
+        .emit(emit, &file)
+        .map_err(|e| format!("error: {e}"))?;
     if opts.time {
         report_times(&compiled.timings, "codegen");
     }
@@ -181,7 +189,13 @@ fn header_guard(out: &Path) -> String {
         .unwrap_or_else(|| "durin".into());
     let mut g: String = stem
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_uppercase() } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_uppercase()
+            } else {
+                '_'
+            }
+        })
         .collect();
     if g.starts_with(|c: char| c.is_ascii_digit()) {
         g.insert(0, '_');
@@ -214,7 +228,8 @@ pub fn runtime_library() -> Result<PathBuf, String> {
             ))
         };
     }
-    let exe = std::env::current_exe().map_err(|e| format!("error: cannot find durin's own path: {e}"))?;
+    let exe =
+        std::env::current_exe().map_err(|e| format!("error: cannot find durin's own path: {e}"))?;
     let dir = exe.parent().unwrap_or(Path::new("."));
     let candidates = [
         dir.join("libdurin_runtime.a"),

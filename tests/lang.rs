@@ -143,7 +143,10 @@ fn executables_built_ahead_of_time_print_what_they_compute() {
             ));
             continue;
         }
-        let out = Command::new(&exe).args(&args).output().expect("the executable runs");
+        let out = Command::new(&exe)
+            .args(&args)
+            .output()
+            .expect("the executable runs");
         let expected = std::fs::read_to_string(f.with_extension("out")).expect(".out file");
         let stdout = String::from_utf8_lossy(&out.stdout);
         let code = out.status.code().unwrap_or(-1);
@@ -161,7 +164,8 @@ fn executables_built_ahead_of_time_print_what_they_compute() {
 
 /// A fresh folder under the target directory for this test's files.
 fn tempdir(name: &str) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}-{}", std::process::id()));
+    let dir =
+        PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temporary folder");
     dir
 }

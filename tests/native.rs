@@ -27,7 +27,8 @@ fn ok(out: &std::process::Output, what: &str) {
 }
 
 fn tempdir(name: &str) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}-{}", std::process::id()));
+    let dir =
+        PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temporary folder");
     dir
 }
@@ -51,10 +52,24 @@ fn runtime() -> PathBuf {
 #[test]
 fn a_c_program_calls_exported_functions_through_the_generated_header() {
     let dir = tempdir("c-calls-durin");
-    let (obj, header, exe) = (dir.join("mathlib.o"), dir.join("mathlib.h"), dir.join("use_mathlib"));
-    ok(&durin(&["build", "tests/native/mathlib.art", "-o", &s(&obj)]), "durin build");
+    let (obj, header, exe) = (
+        dir.join("mathlib.o"),
+        dir.join("mathlib.h"),
+        dir.join("use_mathlib"),
+    );
     ok(
-        &durin(&["build", "tests/native/mathlib.art", "--emit", "header", "-o", &s(&header)]),
+        &durin(&["build", "tests/native/mathlib.art", "-o", &s(&obj)]),
+        "durin build",
+    );
+    ok(
+        &durin(&[
+            "build",
+            "tests/native/mathlib.art",
+            "--emit",
+            "header",
+            "-o",
+            &s(&header),
+        ]),
         "durin build --emit header",
     );
     let h = std::fs::read_to_string(&header).expect("header written");
@@ -93,7 +108,17 @@ fn assembly_and_llvm_ir_name_the_exported_functions() {
         ("llvm-ir", "mathlib.ll", "define float @dot(ptr"),
     ] {
         let out = dir.join(file);
-        ok(&durin(&["build", "tests/native/mathlib.art", "--emit", emit, "-o", &s(&out)]), emit);
+        ok(
+            &durin(&[
+                "build",
+                "tests/native/mathlib.art",
+                "--emit",
+                emit,
+                "-o",
+                &s(&out),
+            ]),
+            emit,
+        );
         let text = std::fs::read_to_string(&out).expect("written");
         assert!(text.contains(needle), "{emit}: no `{needle}` in\n{text}");
     }
@@ -104,15 +129,34 @@ fn assembly_and_llvm_ir_name_the_exported_functions() {
 fn bad_build_requests_are_errors_with_messages() {
     let dir = tempdir("bad-build");
     // An executable needs `main`.
-    let out = durin(&["build", "tests/native/mathlib.art", "--emit", "exe", "-o", &s(&dir.join("x"))]);
+    let out = durin(&[
+        "build",
+        "tests/native/mathlib.art",
+        "--emit",
+        "exe",
+        "-o",
+        &s(&dir.join("x")),
+    ]);
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("an executable needs a `main` function"));
     // An unknown CPU.
-    let out = durin(&["build", "tests/native/mathlib.art", "--cpu", "pentium9000", "-o", &s(&dir.join("y.o"))]);
+    let out = durin(&[
+        "build",
+        "tests/native/mathlib.art",
+        "--cpu",
+        "pentium9000",
+        "-o",
+        &s(&dir.join("y.o")),
+    ]);
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown CPU `pentium9000`"));
     // A folder that does not exist.
-    let out = durin(&["build", "tests/native/mathlib.art", "-o", "/nonexistent/dir/m.o"]);
+    let out = durin(&[
+        "build",
+        "tests/native/mathlib.art",
+        "-o",
+        "/nonexistent/dir/m.o",
+    ]);
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("cannot write"));
     let _ = std::fs::remove_dir_all(&dir);

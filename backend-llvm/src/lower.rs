@@ -164,7 +164,10 @@ impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {
                     Linkage::Internal
                 };
                 let f = self.module.add_function(name, fty, Some(linkage));
-                for (key, value) in [("target-cpu", target.cpu), ("target-features", target.features)] {
+                for (key, value) in [
+                    ("target-cpu", target.cpu),
+                    ("target-features", target.features),
+                ] {
                     if !value.is_empty() {
                         f.add_attribute(
                             inkwell::attributes::AttributeLoc::Function,
@@ -187,9 +190,14 @@ impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {
     fn define_global(&mut self, g: Def) -> Result<(), Error> {
         let w = self.w;
         let init = w.ops(g)[0];
-        let ty = self.types.value(w, w.type_of(init)).map_err(|e| self.loc_error(g, e))?;
+        let ty = self
+            .types
+            .value(w, w.type_of(init))
+            .map_err(|e| self.loc_error(g, e))?;
         let name = w.name(g).unwrap_or("global");
-        let gv = self.module.add_global(ty, Some(AddressSpace::default()), name);
+        let gv = self
+            .module
+            .add_global(ty, Some(AddressSpace::default()), name);
         gv.set_linkage(Linkage::Internal);
         gv.set_constant(!matches!(w.node(g), Node::Global { mutable: true }));
         self.globals.insert(g, gv);
@@ -266,9 +274,9 @@ impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {
         let w = self.w;
         Ok(match Prim::of(w.kind(ty)) {
             Some(Prim::Bool) => self.ctx.bool_type().const_int(bits & 1, false).into(),
-            Some(Prim::Int { bits: b, .. }) => {
-                crate::types::int_type(self.ctx, b as u32).const_int(bits, false).into()
-            }
+            Some(Prim::Int { bits: b, .. }) => crate::types::int_type(self.ctx, b as u32)
+                .const_int(bits, false)
+                .into(),
             Some(Prim::Float { bits: b }) => {
                 let x = durin_ir::semantics::float_value(b, bits);
                 match self.types.value(w, ty)? {
@@ -321,7 +329,10 @@ fn const_array<'ctx>(
     use inkwell::values::AsValueRef;
     let mut refs: Vec<_> = parts.iter().map(|p| p.as_value_ref()).collect();
     unsafe {
-        inkwell::values::ArrayValue::new_raw_const_array(inkwell::types::AsTypeRef::as_type_ref(&a.get_element_type()), &mut refs)
+        inkwell::values::ArrayValue::new_raw_const_array(
+            inkwell::types::AsTypeRef::as_type_ref(&a.get_element_type()),
+            &mut refs,
+        )
     }
 }
 
@@ -394,7 +405,10 @@ impl<'m, 'a, 'ctx> FunctionLowering<'m, 'a, 'ctx> {
         let sig_params = self.m.functions[&self.entry].1.params.clone();
         for (arg, &i) in sig_params.iter().enumerate() {
             if let Some(p) = w.param_if_built(self.entry, i) {
-                let v = self.func.get_nth_param(arg as u32).expect("argument exists");
+                let v = self
+                    .func
+                    .get_nth_param(arg as u32)
+                    .expect("argument exists");
                 if let Some(n) = w.name(p) {
                     v.set_name(n);
                 }
@@ -403,7 +417,9 @@ impl<'m, 'a, 'ctx> FunctionLowering<'m, 'a, 'ctx> {
         }
         let body = ctx.append_basic_block(self.func, w.name(self.entry).unwrap_or("entry"));
         self.builder.position_at_end(self.prologue);
-        self.builder.build_unconditional_branch(body).map_err(llvm)?;
+        self.builder
+            .build_unconditional_branch(body)
+            .map_err(llvm)?;
         self.blocks.insert(self.entry, body);
         for &k in cfg.reverse_post_order() {
             if k != self.entry && self.m.functions.contains_key(&k) {
@@ -430,7 +446,8 @@ impl<'m, 'a, 'ctx> FunctionLowering<'m, 'a, 'ctx> {
                 .map(|&a| self.argument(a))
                 .collect::<R<Vec<_>>>()
                 .map_err(|e| e.at(w.loc(k)))?;
-            self.jump(callee, &args, &vals).map_err(|e| e.at(w.loc(k)))?;
+            self.jump(callee, &args, &vals)
+                .map_err(|e| e.at(w.loc(k)))?;
         }
         Ok(())
     }
@@ -525,7 +542,10 @@ impl<'m, 'a, 'ctx> FunctionLowering<'m, 'a, 'ctx> {
     /// was (the end of a block, or the prologue itself).
     fn in_prologue<T>(&mut self, f: impl FnOnce(&mut Self) -> R<T>) -> R<T> {
         let here = self.builder.get_insert_block();
-        let term = self.prologue.get_terminator().expect("prologue ends in a branch");
+        let term = self
+            .prologue
+            .get_terminator()
+            .expect("prologue ends in a branch");
         self.builder.position_before(&term);
         let r = f(self);
         match here {
@@ -544,7 +564,10 @@ impl<'m, 'a, 'ctx> FunctionLowering<'m, 'a, 'ctx> {
     /// An index as an `i64` (sign- or zero-extended by its type).
     fn index64(&mut self, d: Def) -> R<IntValue<'ctx>> {
         let i = self.int(d)?;
-        let signed = matches!(self.prim(self.w().type_of(d))?, Prim::Int { signed: true, .. });
+        let signed = matches!(
+            self.prim(self.w().type_of(d))?,
+            Prim::Int { signed: true, .. }
+        );
         let i64t = self.m.ctx.i64_type();
         if i.get_type().get_bit_width() == 64 {
             return Ok(i);
@@ -585,9 +608,14 @@ impl<'m, 'a, 'ctx> FunctionLowering<'m, 'a, 'ctx> {
                             CmpOp::Gt => FloatPredicate::OGT,
                             CmpOp::Ge => FloatPredicate::OGE,
                         };
-                        b.build_float_compare(pred, x.into_float_value(), y.into_float_value(), name)
-                            .map_err(llvm)?
-                            .into()
+                        b.build_float_compare(
+                            pred,
+                            x.into_float_value(),
+                            y.into_float_value(),
+                            name,
+                        )
+                        .map_err(llvm)?
+                        .into()
                     }
                     _ => {
                         let signed = matches!(p, Prim::Int { signed: true, .. });
@@ -643,7 +671,9 @@ impl<'m, 'a, 'ctx> FunctionLowering<'m, 'a, 'ctx> {
                 let x = self.value(ops[2])?;
                 let V::Val(x) = x else { return Ok(V::Val(agg)) };
                 match (w.lit_bits(ops[1]), w.kind(aggty)) {
-                    (Some(i), TypeKind::Array { .. }) => self.insert_value(agg, x, i as u32, name)?,
+                    (Some(i), TypeKind::Array { .. }) => {
+                        self.insert_value(agg, x, i as u32, name)?
+                    }
                     (Some(i), _) => match self.m.types.field(w, aggty, i as usize) {
                         Some(f) => self.insert_value(agg, x, f, name)?,
                         None => agg,
@@ -687,16 +717,20 @@ impl<'m, 'a, 'ctx> FunctionLowering<'m, 'a, 'ctx> {
                     }
                     _ => {
                         let st = self.m.types.value(w, pointee)?;
-                        let i = w
-                            .lit_bits(ops[1])
-                            .ok_or_else(|| Error::internal("field address with a computed index"))?;
-                        let f = self.m.types.field(w, pointee, i as usize).ok_or_else(|| {
-                            Error::unsupported("the address of a `mem` field")
+                        let i = w.lit_bits(ops[1]).ok_or_else(|| {
+                            Error::internal("field address with a computed index")
                         })?;
+                        let f =
+                            self.m.types.field(w, pointee, i as usize).ok_or_else(|| {
+                                Error::unsupported("the address of a `mem` field")
+                            })?;
                         let f = i32t.const_int(f as u64, false);
-                        unsafe { self.builder.build_in_bounds_gep(st, p, &[i32t.const_zero(), f], name) }
-                            .map_err(llvm)?
-                            .into()
+                        unsafe {
+                            self.builder
+                                .build_in_bounds_gep(st, p, &[i32t.const_zero(), f], name)
+                        }
+                        .map_err(llvm)?
+                        .into()
                     }
                 }
             }
@@ -714,7 +748,9 @@ impl<'m, 'a, 'ctx> FunctionLowering<'m, 'a, 'ctx> {
                 };
                 let et = self.m.types.value(w, elem)?;
                 let n = self.index64(ops[1])?;
-                let size = et.size_of().ok_or_else(|| Error::internal("unsized element"))?;
+                let size = et
+                    .size_of()
+                    .ok_or_else(|| Error::internal("unsized element"))?;
                 let bytes = self.builder.build_int_mul(n, size, "bytes").map_err(llvm)?;
                 let alloc = self.runtime_fn("anydsl_alloc", |c| {
                     c.ptr_type(AddressSpace::default())
@@ -776,7 +812,11 @@ impl<'m, 'a, 'ctx> FunctionLowering<'m, 'a, 'ctx> {
         // An effect's result is the pair (mem, value): the value is what we keep for it.
         if matches!(w.node(agg_def), Node::Slot | Node::Alloc | Node::Load) {
             let v = self.value(agg_def)?;
-            return Ok(if w.lit_bits(index) == Some(0) { V::Mem } else { v });
+            return Ok(if w.lit_bits(index) == Some(0) {
+                V::Mem
+            } else {
+                v
+            });
         }
         let agg = self.val(agg_def)?;
         let ex = |s: &Self, agg: BasicValueEnum<'ctx>, i: u32| -> R<BasicValueEnum<'ctx>> {
@@ -808,7 +848,14 @@ impl<'m, 'a, 'ctx> FunctionLowering<'m, 'a, 'ctx> {
         }
     }
 
-    fn arith(&mut self, op: ArithOp, ty: Type, a: Def, b: Def, name: &str) -> R<BasicValueEnum<'ctx>> {
+    fn arith(
+        &mut self,
+        op: ArithOp,
+        ty: Type,
+        a: Def,
+        b: Def,
+        name: &str,
+    ) -> R<BasicValueEnum<'ctx>> {
         let p = self.prim(ty)?;
         let (x, y) = (self.val(a)?, self.val(b)?);
         if let Prim::Float { .. } = p {
@@ -863,10 +910,15 @@ impl<'m, 'a, 'ctx> FunctionLowering<'m, 'a, 'ctx> {
         if known != Some(0) && known.is_some() {
             // Nothing to check.
         } else {
-            let zero = self.builder.build_int_compare(IntPredicate::EQ, y, it.const_zero(), "").map_err(llvm)?;
+            let zero = self
+                .builder
+                .build_int_compare(IntPredicate::EQ, y, it.const_zero(), "")
+                .map_err(llvm)?;
             let trap = self.trap_block()?;
             let ok = self.m.ctx.append_basic_block(self.func, "div.ok");
-            self.builder.build_conditional_branch(zero, trap, ok).map_err(llvm)?;
+            self.builder
+                .build_conditional_branch(zero, trap, ok)
+                .map_err(llvm)?;
             self.builder.position_at_end(ok);
         }
         let b = &self.builder;
@@ -879,14 +931,22 @@ impl<'m, 'a, 'ctx> FunctionLowering<'m, 'a, 'ctx> {
             .into());
         }
         let minus_one = it.const_all_ones();
-        let is_m1 = b.build_int_compare(IntPredicate::EQ, y, minus_one, "").map_err(llvm)?;
-        let safe = b.build_select(is_m1, it.const_int(1, false), y, "").map_err(llvm)?.into_int_value();
+        let is_m1 = b
+            .build_int_compare(IntPredicate::EQ, y, minus_one, "")
+            .map_err(llvm)?;
+        let safe = b
+            .build_select(is_m1, it.const_int(1, false), y, "")
+            .map_err(llvm)?
+            .into_int_value();
         let (q, special) = match op {
             ArithOp::Div => (
                 b.build_int_signed_div(x, safe, "").map_err(llvm)?,
                 b.build_int_neg(x, "").map_err(llvm)?,
             ),
-            _ => (b.build_int_signed_rem(x, safe, "").map_err(llvm)?, it.const_zero()),
+            _ => (
+                b.build_int_signed_rem(x, safe, "").map_err(llvm)?,
+                it.const_zero(),
+            ),
         };
         Ok(b.build_select(is_m1, special, q, name).map_err(llvm)?)
     }
@@ -899,7 +959,8 @@ impl<'m, 'a, 'ctx> FunctionLowering<'m, 'a, 'ctx> {
         let bb = self.m.ctx.append_basic_block(self.func, "div.zero");
         self.builder.position_at_end(bb);
         let err = self.runtime_fn("durin_runtime_error", |c| {
-            c.void_type().fn_type(&[c.ptr_type(AddressSpace::default()).into()], false)
+            c.void_type()
+                .fn_type(&[c.ptr_type(AddressSpace::default()).into()], false)
         });
         let msg = self
             .builder
@@ -970,7 +1031,11 @@ impl<'m, 'a, 'ctx> FunctionLowering<'m, 'a, 'ctx> {
                 .into(),
             (Prim::Float { .. }, Prim::Int { signed, .. }) => {
                 // Saturating, NaN to 0: as the interpreter converts.
-                let which = if signed { "llvm.fptosi.sat" } else { "llvm.fptoui.sat" };
+                let which = if signed {
+                    "llvm.fptosi.sat"
+                } else {
+                    "llvm.fptoui.sat"
+                };
                 let f = Intrinsic::find(which)
                     .and_then(|i| i.get_declaration(self.m.module, &[lt, v.get_type()]))
                     .ok_or_else(|| Error::internal(format!("no intrinsic {which}")))?;
@@ -1000,7 +1065,10 @@ impl<'m, 'a, 'ctx> FunctionLowering<'m, 'a, 'ctx> {
         if let Node::Param(i) = w.node(callee) {
             let owner = w.ops(callee)[0];
             let sig = &self.m.functions[&self.entry].1;
-            if owner == self.entry && sig.ret.is_some() && i as usize == param_types(w, owner).len() - 1 {
+            if owner == self.entry
+                && sig.ret.is_some()
+                && i as usize == param_types(w, owner).len() - 1
+            {
                 return self.ret(vals);
             }
             return Err(Error::unsupported(
@@ -1078,7 +1146,9 @@ impl<'m, 'a, 'ctx> FunctionLowering<'m, 'a, 'ctx> {
     fn call(&mut self, callee: Def, args: &[Def], vals: &[V<'ctx>]) -> R<()> {
         let w = self.w();
         let sig = Signature::of(w, w.type_of(callee)).ok_or_else(|| {
-            Error::unsupported("a call of a function that takes a continuation other than its return point")
+            Error::unsupported(
+                "a call of a function that takes a continuation other than its return point",
+            )
         })?;
         let mut call_args: Vec<BasicMetadataValueEnum<'ctx>> = Vec::new();
         let import = self.m.functions.contains_key(&callee) && w.body(callee).is_none();
@@ -1109,7 +1179,9 @@ impl<'m, 'a, 'ctx> FunctionLowering<'m, 'a, 'ctx> {
             None => {
                 let fty = self.m.types.function(w, &sig)?;
                 let fp = self.ptr(callee)?;
-                self.builder.build_indirect_call(fty, fp, &call_args, "").map_err(llvm)?
+                self.builder
+                    .build_indirect_call(fty, fp, &call_args, "")
+                    .map_err(llvm)?
             }
         };
         let Some(ret_types) = sig.ret.clone() else {
@@ -1124,10 +1196,18 @@ impl<'m, 'a, 'ctx> FunctionLowering<'m, 'a, 'ctx> {
             (1, Some(r)) => results.push(r),
             (_, Some(BasicValueEnum::StructValue(s))) => {
                 for i in 0..nresults {
-                    results.push(self.builder.build_extract_value(s, i as u32, "").map_err(llvm)?);
+                    results.push(
+                        self.builder
+                            .build_extract_value(s, i as u32, "")
+                            .map_err(llvm)?,
+                    );
                 }
             }
-            _ => return Err(Error::internal("call results do not match the return point")),
+            _ => {
+                return Err(Error::internal(
+                    "call results do not match the return point",
+                ))
+            }
         }
         let mut next = results.into_iter();
         let ret_vals: Vec<V<'ctx>> = ret_types
@@ -1140,7 +1220,9 @@ impl<'m, 'a, 'ctx> FunctionLowering<'m, 'a, 'ctx> {
                 }
             })
             .collect();
-        let ret_point = *args.last().ok_or_else(|| Error::internal("call without a return point"))?;
+        let ret_point = *args
+            .last()
+            .ok_or_else(|| Error::internal("call without a return point"))?;
         self.jump(ret_point, &[], &ret_vals)
     }
 }
@@ -1157,7 +1239,9 @@ fn may_trap(w: &World, d: Def) -> bool {
             if !w.types().is_float(w.type_of(x)) {
                 let divisor = w.ops(x)[1];
                 let mask = w.types().prim_bits(w.type_of(divisor)).unwrap_or(64);
-                if w.lit_bits(divisor).is_none_or(|b| durin_ir::semantics::mask(mask, b) == 0) {
+                if w.lit_bits(divisor)
+                    .is_none_or(|b| durin_ir::semantics::mask(mask, b) == 0)
+                {
                     return true;
                 }
             }

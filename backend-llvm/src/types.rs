@@ -49,7 +49,10 @@ impl<'ctx> Types<'ctx> {
                 Some(ctx.struct_type(&fields, false).into())
             }
             TypeKind::Struct(_) => {
-                let decl = w.types().struct_decl(t).expect("struct type has a declaration");
+                let decl = w
+                    .types()
+                    .struct_decl(t)
+                    .expect("struct type has a declaration");
                 let named = ctx.opaque_struct_type(&decl.name);
                 self.structs.insert(t, named);
                 self.cache.insert(t, Some(named.into()));
@@ -123,7 +126,11 @@ impl<'ctx> Types<'ctx> {
         for (&t, lt) in sig.param_types.iter().zip(f.get_param_types()) {
             match (w.kind(t), lt) {
                 (TypeKind::Tuple(_), inkwell::types::BasicMetadataTypeEnum::StructType(s)) => {
-                    params.extend(s.get_field_types().into_iter().map(inkwell::types::BasicMetadataTypeEnum::from))
+                    params.extend(
+                        s.get_field_types()
+                            .into_iter()
+                            .map(inkwell::types::BasicMetadataTypeEnum::from),
+                    )
                 }
                 (_, lt) => params.push(lt.into()),
             }

@@ -90,7 +90,12 @@ fn add_harness(w: &mut World, entry: Def) -> Def {
         args.push(v);
     }
     args[0] = m;
-    let rt = *w.types().cont_params(ptys[ptys.len() - 1]).unwrap().last().unwrap();
+    let rt = *w
+        .types()
+        .cont_params(ptys[ptys.len() - 1])
+        .unwrap()
+        .last()
+        .unwrap();
     let k = w.cont(&[mem, rt], "result");
     let kp = w.params(k);
     let out = match w.kind(rt).clone() {
@@ -103,7 +108,11 @@ fn add_harness(w: &mut World, entry: Def) -> Def {
         TypeKind::Int { bits: b, .. } => {
             // Zero-extend: through the unsigned type of the same width.
             let it = w.ty_int(b, false);
-            let raw = if w.type_of(kp[1]) == it { kp[1] } else { w.bitcast(it, kp[1]) };
+            let raw = if w.type_of(kp[1]) == it {
+                kp[1]
+            } else {
+                w.bitcast(it, kp[1])
+            };
             w.conv(u64t, raw)
         }
         _ => w.conv(u64t, kp[1]),

@@ -267,7 +267,9 @@ impl Pipeline {
 
     /// Whether the last pass is closure elimination (what native back ends need).
     pub fn ends_first_order(&self) -> bool {
-        self.passes.last().is_some_and(|p| p.name() == Builtin::ClosureConv.name())
+        self.passes
+            .last()
+            .is_some_and(|p| p.name() == Builtin::ClosureConv.name())
     }
 
     /// A pipeline from comma-separated pass names, such as `"pe,cleanup,dce"`; `O0`..`O3`

@@ -27,7 +27,11 @@ pub extern "C" fn anydsl_parallel_for(threads: i32, lo: i32, hi: i32, body: Body
     }
     let n = (hi as i64 - lo as i64) as u64;
     let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
-    let t = if threads <= 0 { cores } else { threads as usize };
+    let t = if threads <= 0 {
+        cores
+    } else {
+        threads as usize
+    };
     let t = (t as u64).clamp(1, n) as usize;
     let shared = Shared { body, env };
     if t == 1 {
@@ -71,7 +75,11 @@ mod tests {
         for threads in [0, 1, 3, 64] {
             let sum = AtomicU64::new(0);
             anydsl_parallel_for(threads, 5, 1005, add_index, &sum as *const _ as *mut u8);
-            assert_eq!(sum.load(Ordering::Relaxed), (5..1005).sum::<u64>(), "{threads} threads");
+            assert_eq!(
+                sum.load(Ordering::Relaxed),
+                (5..1005).sum::<u64>(),
+                "{threads} threads"
+            );
         }
         let sum = AtomicU64::new(0);
         anydsl_parallel_for(4, 10, 10, add_index, &sum as *const _ as *mut u8);

@@ -34,7 +34,11 @@ pub extern "C" fn anydsl_random_val_u64() -> u64 {
     next()
 }
 
-crate::symbol_table!(anydsl_random_seed, anydsl_random_val_f32, anydsl_random_val_u64);
+crate::symbol_table!(
+    anydsl_random_seed,
+    anydsl_random_val_f32,
+    anydsl_random_val_u64
+);
 
 #[cfg(test)]
 mod tests {

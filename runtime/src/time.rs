@@ -27,4 +27,8 @@ pub extern "C" fn anydsl_get_kernel_time() -> i64 {
     0
 }
 
-crate::symbol_table!(anydsl_get_micro_time, anydsl_get_nano_time, anydsl_get_kernel_time);
+crate::symbol_table!(
+    anydsl_get_micro_time,
+    anydsl_get_nano_time,
+    anydsl_get_kernel_time
+);
