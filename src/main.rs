@@ -26,7 +26,20 @@ struct Cli {
     command: Command,
 }
 
-/// How to optimize the program (shared by `check` and `run`).
+/// What every command that compiles a program takes (`check`, `run`, `build`).
+#[derive(clap::Args, Clone, Debug)]
+struct CompileArgs {
+    /// Treat warnings as errors (stop with exit code 1 when there is any).
+    #[arg(long)]
+    deny_warnings: bool,
+    /// Print the time taken by each stage to standard error.
+    #[arg(long)]
+    time: bool,
+    #[command(flatten)]
+    opt: OptArgs,
+}
+
+/// How to optimize the program (shared by `check`, `run` and `build`).
 #[derive(clap::Args, Clone, Debug)]
 struct OptArgs {
     /// Optimization level: 0 keeps the program as lowered (only removing the partial-
@@ -85,14 +98,8 @@ enum Command {
         /// Print the IR of the program to standard output.
         #[arg(long)]
         print_ir: bool,
-        /// Treat warnings as errors (exit with 1 when there is any).
-        #[arg(long)]
-        deny_warnings: bool,
-        /// Print the time taken by each stage to standard error.
-        #[arg(long)]
-        time: bool,
         #[command(flatten)]
-        opt: OptArgs,
+        compile: CompileArgs,
     },
     /// Run a program's `main`: compiled by LLVM's JIT (the default) or in the IR interpreter.
     ///
@@ -117,14 +124,8 @@ enum Command {
         /// Maximum number of jumps the interpreter may make.
         #[arg(long, default_value_t = Limits::default().fuel)]
         fuel: u64,
-        /// Treat warnings as errors (do not run when there is any).
-        #[arg(long)]
-        deny_warnings: bool,
-        /// Print the time taken by each stage to standard error.
-        #[arg(long)]
-        time: bool,
         #[command(flatten)]
-        opt: OptArgs,
+        compile: CompileArgs,
     },
     /// Compile a program ahead of time: an object file, assembly, LLVM IR, a C header or an
     /// executable.
@@ -146,14 +147,8 @@ enum Command {
         /// Target CPU (default: the host's CPU and its features).
         #[arg(long, value_name = "NAME")]
         cpu: Option<String>,
-        /// Treat warnings as errors.
-        #[arg(long)]
-        deny_warnings: bool,
-        /// Print the time taken by each stage to standard error.
-        #[arg(long)]
-        time: bool,
         #[command(flatten)]
-        opt: OptArgs,
+        compile: CompileArgs,
     },
     /// Read a textual IR file, verify it, and print it (or draw or run it).
     ///
@@ -188,8 +183,10 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Check { opt, .. } | Command::Run { opt, .. } | Command::Build { opt, .. }
-            if opt.list_passes =>
+        Command::Check { compile, .. }
+        | Command::Run { compile, .. }
+        | Command::Build { compile, .. }
+            if compile.opt.list_passes =>
         {
             for (name, what) in durin_passes::passes() {
                 println!("{name:8} {what}");
@@ -199,30 +196,23 @@ fn main() -> ExitCode {
         Command::Check {
             files,
             print_ir,
-            deny_warnings,
-            time,
-            opt,
-        } => check_command(&files, print_ir, deny_warnings, time, &opt).map(|_| ExitCode::SUCCESS),
+            compile,
+        } => check_command(&files, print_ir, &compile).map(|_| ExitCode::SUCCESS),
         Command::Run {
             files,
             args,
             backend,
             cpu,
             fuel,
-            deny_warnings,
-            time,
-            opt,
-        } => run_command(&files, &args, backend, cpu, fuel, deny_warnings, time, &opt),
+            compile,
+        } => run_command(&files, &args, backend, cpu, fuel, &compile),
         Command::Build {
             files,
             output,
             emit,
             cpu,
-            deny_warnings,
-            time,
-            opt,
-        } => build_command(&files, &output, emit, cpu, deny_warnings, time, &opt)
-            .map(|_| ExitCode::SUCCESS),
+            compile,
+        } => build_command(&files, &output, emit, cpu, &compile).map(|_| ExitCode::SUCCESS),
         Command::Ir {
             file,
             dot,
@@ -267,9 +257,9 @@ fn read_input(file: &Path) -> Result<String, String> {
 /// message, the diagnostics being printed) if there is an error.
 fn compile_files(
     files: &[PathBuf],
-    deny_warnings: bool,
-    time: bool,
+    compile: &CompileArgs,
 ) -> Result<durin_frontend::driver::Output, String> {
+    let (deny_warnings, time) = (compile.deny_warnings, compile.time);
     let mut sources = Vec::new();
     for f in files {
         sources.push((f.display().to_string(), read_input(f)?));
@@ -309,14 +299,9 @@ fn compile_files(
     Ok(out)
 }
 
-fn check_command(
-    files: &[PathBuf],
-    print_ir: bool,
-    deny_warnings: bool,
-    time: bool,
-    opt: &OptArgs,
-) -> Result<(), String> {
-    let mut out = compile_files(files, deny_warnings, time)?;
+fn check_command(files: &[PathBuf], print_ir: bool, compile: &CompileArgs) -> Result<(), String> {
+    let mut out = compile_files(files, compile)?;
+    let opt = &compile.opt;
     // Checking is about validity: it optimizes only when asked to.
     optimize(&mut out, opt, 0, false)?;
     if print_ir {
@@ -440,18 +425,16 @@ fn report_closures(w: &durin_ir::World, sources: &durin_frontend::source::Source
     );
 }
 
-#[allow(clippy::too_many_arguments)]
 fn run_command(
     files: &[PathBuf],
     args: &[String],
     backend: Backend,
     cpu: Option<String>,
     fuel: u64,
-    deny_warnings: bool,
-    time: bool,
-    opt: &OptArgs,
+    compile: &CompileArgs,
 ) -> Result<ExitCode, String> {
-    let mut out = compile_files(files, deny_warnings, time)?;
+    let (opt, time) = (&compile.opt, compile.time);
+    let mut out = compile_files(files, compile)?;
     optimize(&mut out, opt, 2, backend != Backend::Interp)?;
     let (Some(program), Some(lowered)) = (&out.program, &out.lowered) else {
         return Err("error: nothing to run".into());
@@ -525,11 +508,10 @@ fn build_command(
     output: &Path,
     emit: native::BuildEmit,
     cpu: Option<String>,
-    deny_warnings: bool,
-    time: bool,
-    opt: &OptArgs,
+    compile: &CompileArgs,
 ) -> Result<(), String> {
-    let mut out = compile_files(files, deny_warnings, time)?;
+    let (opt, time) = (&compile.opt, compile.time);
+    let mut out = compile_files(files, compile)?;
     optimize(&mut out, opt, 2, true)?;
     let Some(lowered) = &out.lowered else {
         return Err("error: nothing to build".into());

@@ -128,36 +128,26 @@ fn assembly_and_llvm_ir_name_the_exported_functions() {
 #[test]
 fn bad_build_requests_are_errors_with_messages() {
     let dir = tempdir("bad-build");
-    // An executable needs `main`.
-    let out = durin(&[
-        "build",
-        "tests/native/mathlib.art",
-        "--emit",
-        "exe",
-        "-o",
-        &s(&dir.join("x")),
-    ]);
-    assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("an executable needs a `main` function"));
-    // An unknown CPU.
-    let out = durin(&[
-        "build",
-        "tests/native/mathlib.art",
-        "--cpu",
-        "pentium9000",
-        "-o",
-        &s(&dir.join("y.o")),
-    ]);
-    assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown CPU `pentium9000`"));
-    // A folder that does not exist.
-    let out = durin(&[
-        "build",
-        "tests/native/mathlib.art",
-        "-o",
-        "/nonexistent/dir/m.o",
-    ]);
-    assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot write"));
+    let (exe, obj) = (s(&dir.join("x")), s(&dir.join("y.o")));
+    let lib = "tests/native/mathlib.art";
+    for (args, message) in [
+        (
+            vec!["--emit", "exe", "-o", &exe],
+            "an executable needs a `main` function",
+        ),
+        (
+            vec!["--cpu", "pentium9000", "-o", &obj],
+            "unknown CPU `pentium9000`",
+        ),
+        (vec!["-o", "/nonexistent/dir/m.o"], "cannot write"),
+    ] {
+        let out = durin(&[&["build", lib][..], &args].concat());
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains(message),
+            "{args:?}: no `{message}` in\n{stderr}"
+        );
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -10,7 +10,7 @@ pub mod header;
 pub mod lower;
 pub mod types;
 
-use durin_ir::{Def, Loc, World};
+use durin_ir::{Loc, World};
 use inkwell::context::Context;
 use inkwell::module::Module;
 use inkwell::passes::PassBuilderOptions;
@@ -386,9 +386,4 @@ pub struct Jit<'ctx> {
     pub address: usize,
     /// Time of each step.
     pub timings: Timings,
-}
-
-/// The C name the back end gives to top-level continuation `k` if it is external.
-pub fn symbol_name(w: &World, k: Def) -> Option<&str> {
-    w.is_external(k).then(|| w.name(k)).flatten()
 }

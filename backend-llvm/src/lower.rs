@@ -70,6 +70,12 @@ pub fn lower<'ctx>(
     for &g in &program.globals {
         m.define_global(g)?;
     }
+    // Initializers are constants that may name functions and other globals: set them once
+    // everything is declared.
+    for &g in &program.globals {
+        let init = m.constant(w.ops(g)[0]).map_err(|e| e.at(w.loc(g)))?;
+        m.globals[&g].set_initializer(&init);
+    }
     for &f in &program.functions {
         m.define_function(f)?;
     }
@@ -205,16 +211,6 @@ impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {
     }
 
     fn define_function(&mut self, f: Def) -> Result<(), Error> {
-        // Global initializers are constants that may name functions and other globals:
-        // set them once everything is declared (on the first function).
-        if let Some(&g) = self.program.globals.first() {
-            if self.globals[&g].get_initializer().is_none() {
-                for &g in &self.program.globals {
-                    let init = self.constant(self.w.ops(g)[0])?;
-                    self.globals[&g].set_initializer(&init);
-                }
-            }
-        }
         let builder = self.ctx.create_builder();
         let (func, _) = &self.functions[&f];
         let func = *func;
@@ -495,6 +491,11 @@ impl<'m, 'a, 'ctx> FunctionLowering<'m, 'a, 'ctx> {
     /// Whether `k` is a basic block of this function (not a function of its own).
     fn is_block(&self, k: Def) -> bool {
         self.w().node(k) == Node::Cont && !self.m.functions.contains_key(&k)
+    }
+
+    /// The LLVM block of `k`, if `k` is a reachable block of this function.
+    fn block_of(&self, k: Def) -> Option<BasicBlock<'ctx>> {
+        self.blocks.get(&k).copied().filter(|_| self.is_block(k))
     }
 
     /// The value of a jump's argument: nothing for a block or a parameter passed as a
@@ -1075,38 +1076,33 @@ impl<'m, 'a, 'ctx> FunctionLowering<'m, 'a, 'ctx> {
                 "a jump to a continuation received as a parameter (closure elimination leaves none)",
             ));
         }
-        if let Some(&bb) = self.blocks.get(&callee) {
-            if callee != self.entry && !self.m.functions.contains_key(&callee) {
-                return self.branch(callee, bb, vals);
-            }
+        if let Some(bb) = self.block_of(callee) {
+            return self.branch(callee, bb, vals);
         }
         if w.node(callee) == Node::Select {
             let ops = w.ops(callee).to_vec();
             let c = self.int(ops[0])?;
-            let (t, f) = (
-                self.m.ctx.append_basic_block(self.func, "then"),
-                self.m.ctx.append_basic_block(self.func, "else"),
-            );
-            // Jump straight to blocks without parameters; otherwise through a new block.
-            let direct = |s: &Self, k: Def| {
-                (s.blocks.contains_key(&k) && !s.m.functions.contains_key(&k) && k != s.entry)
-                    .then(|| s.blocks[&k])
-                    .filter(|_| param_types(w, k).iter().all(|&t| w.types().is_mem(t)))
-            };
-            let (dt, df) = (direct(self, ops[1]), direct(self, ops[2]));
-            self.builder
-                .build_conditional_branch(c, dt.unwrap_or(t), df.unwrap_or(f))
-                .map_err(llvm)?;
-            let from = self.builder.get_insert_block().expect("positioned");
-            for (target, bb, d) in [(ops[1], t, dt), (ops[2], f, df)] {
-                if d.is_some() {
-                    bb.remove_from_function().ok();
-                    continue;
-                }
-                self.builder.position_at_end(bb);
-                self.jump(target, args, vals)?;
+            // Straight to a block that takes no values; otherwise through a new block that
+            // makes the jump (passing values, returning or calling).
+            let mut targets = Vec::new();
+            for (k, name) in [(ops[1], "then"), (ops[2], "else")] {
+                let direct = self
+                    .block_of(k)
+                    .filter(|_| self.phis[&k].iter().all(Option::is_none));
+                targets.push(match direct {
+                    Some(bb) => (bb, None),
+                    None => (self.m.ctx.append_basic_block(self.func, name), Some(k)),
+                });
             }
-            let _ = from;
+            self.builder
+                .build_conditional_branch(c, targets[0].0, targets[1].0)
+                .map_err(llvm)?;
+            for (bb, through) in targets {
+                if let Some(k) = through {
+                    self.builder.position_at_end(bb);
+                    self.jump(k, args, vals)?;
+                }
+            }
             return Ok(());
         }
         self.call(callee, args, vals)
@@ -1114,8 +1110,7 @@ impl<'m, 'a, 'ctx> FunctionLowering<'m, 'a, 'ctx> {
 
     fn branch(&mut self, k: Def, bb: BasicBlock<'ctx>, vals: &[V<'ctx>]) -> R<()> {
         let from = self.builder.get_insert_block().expect("positioned");
-        let phis = self.phis[&k].clone();
-        for (phi, v) in phis.iter().zip(vals) {
+        for (phi, v) in self.phis[&k].iter().zip(vals) {
             if let (Some(phi), V::Val(v)) = (phi, v) {
                 phi.add_incoming(&[(v, from)]);
             }
