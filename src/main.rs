@@ -81,6 +81,8 @@ struct OptArgs {
 enum Backend {
     /// Native code through LLVM's JIT.
     Llvm,
+    /// Native code through Cranelift's JIT (fast to compile).
+    Cranelift,
     /// The IR interpreter.
     Interp,
 }
@@ -114,10 +116,12 @@ enum Command {
         /// Arguments for the program.
         #[arg(last = true)]
         args: Vec<String>,
-        /// How to run: `llvm` (native code through LLVM's JIT) or `interp` (the IR
+        /// How to run: `llvm` (native code through LLVM's JIT), `cranelift` (native code
+        /// through Cranelift's JIT: compiles fast, runs slower) or `interp` (the IR
         /// interpreter, which checks every memory access and every effect's order).
-        #[arg(long, value_enum, default_value_t = Backend::Llvm)]
-        backend: Backend,
+        /// Default: `cranelift` at `-O0`, `llvm` otherwise.
+        #[arg(long, value_enum)]
+        backend: Option<Backend>,
         /// Target CPU for native code (default: the host's CPU and its features).
         #[arg(long, value_name = "NAME")]
         cpu: Option<String>,
@@ -428,12 +432,20 @@ fn report_closures(w: &durin_ir::World, sources: &durin_frontend::source::Source
 fn run_command(
     files: &[PathBuf],
     args: &[String],
-    backend: Backend,
+    backend: Option<Backend>,
     cpu: Option<String>,
     fuel: u64,
     compile: &CompileArgs,
 ) -> Result<ExitCode, String> {
     let (opt, time) = (&compile.opt, compile.time);
+    let backend = backend.unwrap_or(if opt.opt_level == Some(0) {
+        Backend::Cranelift
+    } else {
+        Backend::Llvm
+    });
+    if cpu.is_some() && backend != Backend::Llvm {
+        return Err("error: `--cpu` applies to the LLVM back end (`--backend llvm`)".into());
+    }
     let mut out = compile_files(files, compile)?;
     optimize(&mut out, opt, 2, backend != Backend::Interp)?;
     let (Some(program), Some(lowered)) = (&out.program, &out.lowered) else {
@@ -467,7 +479,7 @@ fn run_command(
             ));
         }
     }
-    if backend == Backend::Llvm {
+    if backend != Backend::Interp {
         let mut argv = vec![files[0].display().to_string()];
         argv.extend(args.iter().cloned());
         let opts = native::NativeOptions {
@@ -475,7 +487,12 @@ fn run_command(
             cpu,
             time,
         };
-        return native::jit_main(&lowered.world, main, &argv, &opts, &out.sources);
+        let jit = if backend == Backend::Llvm {
+            native::JitBackend::Llvm
+        } else {
+            native::JitBackend::Cranelift
+        };
+        return native::jit_main(&lowered.world, main, &argv, jit, &opts, &out.sources);
     }
     let mut argv: Vec<Vec<u8>> = vec![files[0].display().to_string().into_bytes()];
     argv.extend(args.iter().map(|a| a.as_bytes().to_vec()));

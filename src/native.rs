@@ -23,7 +23,16 @@ pub enum BuildEmit {
     Exe,
 }
 
-/// Settings of the LLVM back end from the command line.
+/// Which code generator makes native code in memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum JitBackend {
+    /// LLVM: slower to compile, faster code.
+    Llvm,
+    /// Cranelift: fast to compile.
+    Cranelift,
+}
+
+/// Settings of the native back ends from the command line.
 pub struct NativeOptions {
     pub opt_level: u8,
     pub cpu: Option<String>,
@@ -50,24 +59,33 @@ fn report_times(t: &llvm::Timings, codegen: &str) {
 
 /// Renders a back-end error against the program's sources.
 pub fn render(e: llvm::Error, sources: &durin_frontend::source::SourceMap) -> String {
+    render_at(e.message, e.loc, sources)
+}
+
+fn render_at(
+    message: String,
+    loc: Option<durin_ir::Loc>,
+    sources: &durin_frontend::source::SourceMap,
+) -> String {
     use durin_frontend::diag::Diagnostic;
     use durin_frontend::source::Span;
-    match e.loc {
+    match loc {
         Some(l) => {
-            let d = Diagnostic::error(Span::from_loc(l), e.message);
+            let d = Diagnostic::error(Span::from_loc(l), message);
             eprint!("{}", durin_frontend::diag::render(sources, &[d]));
             "error: could not compile the program (1 error)".into()
         }
-        None => format!("error: {}", e.message),
+        None => format!("error: {message}"),
     }
 }
 
-/// Compiles `w` with the LLVM JIT and calls `main` with `argv`; the exit code is `main`'s
-/// result (its low 8 bits, as for a C program).
+/// Compiles `w` with a JIT and calls `main` with `argv`; the exit code is `main`'s result
+/// (its low 8 bits, as for a C program).
 pub fn jit_main(
     w: &World,
     main: Def,
     argv: &[String],
+    backend: JitBackend,
     opts: &NativeOptions,
     sources: &durin_frontend::source::SourceMap,
 ) -> Result<ExitCode, String> {
@@ -84,15 +102,49 @@ pub fn jit_main(
         }
     };
     let name = w.name(main).unwrap_or("main").to_string();
-    let ctx = inkwell::context::Context::create();
-    let compiled = llvm::compile(&ctx, w, &opts.llvm()).map_err(|e| render(e, sources))?;
     let symbols = durin_runtime::symbols();
-    let jit = compiled
-        .jit(&name, &symbols, opts.opt_level)
-        .map_err(|e| render(e, sources))?;
-    if opts.time {
-        report_times(&jit.timings, "jit");
-    }
+    let code = match backend {
+        JitBackend::Llvm => {
+            let ctx = inkwell::context::Context::create();
+            let compiled = llvm::compile(&ctx, w, &opts.llvm()).map_err(|e| render(e, sources))?;
+            let jit = compiled
+                .jit(&name, &symbols, opts.opt_level)
+                .map_err(|e| render(e, sources))?;
+            if opts.time {
+                report_times(&jit.timings, "jit");
+            }
+            call_main(jit.address, sig.params.len(), returns_int, argv, opts.time)?
+        }
+        JitBackend::Cranelift => {
+            let copts = durin_backend_cranelift::Options {
+                opt_level: opts.opt_level,
+                verify: true,
+            };
+            let jit = durin_backend_cranelift::jit(w, &name, &symbols, &copts)
+                .map_err(|e| render_at(e.message, e.loc, sources))?;
+            if opts.time {
+                let t = &jit.timings;
+                eprintln!(
+                    "cranelift: {:.3} ms (lower to Cranelift IR)",
+                    t.lower.as_secs_f64() * 1e3
+                );
+                eprintln!("     jit: {:.3} ms", t.codegen.as_secs_f64() * 1e3);
+            }
+            call_main(jit.address, sig.params.len(), returns_int, argv, opts.time)?
+        }
+    };
+    Ok(ExitCode::from(code))
+}
+
+/// Calls the compiled `main` at `address` (`nparams`: 0 or argc/argv) and returns the low
+/// 8 bits of its result.
+fn call_main(
+    address: usize,
+    nparams: usize,
+    returns_int: bool,
+    argv: &[String],
+    time: bool,
+) -> Result<u8, String> {
     let args: Vec<CString> = argv
         .iter()
         .map(|a| {
@@ -107,23 +159,23 @@ pub fn jit_main(
     // type gives (checked above: no parameters or argc/argv; an integer or no result). The
     // low 8 bits of an integer result are the same whatever its width.
     let code = unsafe {
-        match (sig.params.len(), returns_int) {
+        match (nparams, returns_int) {
             (0, true) => {
-                let f: extern "C" fn() -> u64 = std::mem::transmute(jit.address);
+                let f: extern "C" fn() -> u64 = std::mem::transmute(address);
                 f() as u8
             }
             (0, false) => {
-                let f: extern "C" fn() = std::mem::transmute(jit.address);
+                let f: extern "C" fn() = std::mem::transmute(address);
                 f();
                 0
             }
             (2, true) => {
                 let f: extern "C" fn(i32, *const *const c_char) -> u64 =
-                    std::mem::transmute(jit.address);
+                    std::mem::transmute(address);
                 f(args.len() as i32, ptrs.as_ptr()) as u8
             }
             (2, false) => {
-                let f: extern "C" fn(i32, *const *const c_char) = std::mem::transmute(jit.address);
+                let f: extern "C" fn(i32, *const *const c_char) = std::mem::transmute(address);
                 f(args.len() as i32, ptrs.as_ptr());
                 0
             }
@@ -135,10 +187,10 @@ pub fn jit_main(
         }
     };
     durin_runtime::print::flush_all();
-    if opts.time {
+    if time {
         eprintln!("     run: {:.3} ms", t.elapsed().as_secs_f64() * 1e3);
     }
-    Ok(ExitCode::from(code))
+    Ok(code)
 }
 
 /// Writes `what` for program `w` to `out`.

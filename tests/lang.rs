@@ -73,7 +73,8 @@ fn accepted_programs_print_what_they_compute() {
         // The same output as lowered and after every optimization pipeline (the IR verified
         // after each pass), and in first-order form after closure elimination (which must
         // leave no closure), after the least a native back end runs (partial evaluation,
-        // which `break` out of a `for` body needs) and after -O3.
+        // which `break` out of a `for` body needs) and after -O3; then as native code from
+        // each back end.
         let closure_conv = [
             "run",
             "--backend=interp",
@@ -86,11 +87,14 @@ fn accepted_programs_print_what_they_compute() {
             &["run", "--backend=interp", "-O0"][..],
             &["run", "--backend=interp", "-O1", "--verify-each"],
             &["run", "--backend=interp", "-O3", "--verify-each"],
-            // Native code.
-            &["run", "-O0"],
+            // Native code: LLVM at every level, Cranelift (the default at -O0) without and
+            // with its optimizer.
+            &["run", "--backend=llvm", "-O0"],
             &["run", "-O1"],
             &["run", "-O2"],
             &["run", "-O3"],
+            &["run", "-O0"],
+            &["run", "--backend=cranelift", "-O2"],
             &[&closure_conv[..], &["pe,cleanup,dce,closure-conv"]].concat(),
             &[&closure_conv[..], &["O3,closure-conv"]].concat(),
         ] {

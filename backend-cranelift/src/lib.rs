@@ -1,3 +1,153 @@
-//! durin's Cranelift back end (not implemented yet).
+//! durin's Cranelift tier: first-order IR to machine code in memory, for fast compiles.
 //!
-//! It will own the translation of first-order IR to Cranelift IR: the fast JIT tier.
+//! It takes the same input as the LLVM back end (a program in control-flow form, after
+//! closure elimination) and produces code in the process through `cranelift-jit`. It
+//! compiles several times faster than LLVM at the price of slower code, which suits
+//! `durin run -O0` and tests. [`lower`] explains the translation; a construct it does not
+//! translate is an [`Error`] that says "not supported by the Cranelift tier" with the source
+//! place, never a crash.
+
+pub mod lower;
+pub mod types;
+
+use cranelift_codegen::settings::{self, Configurable};
+use cranelift_jit::{JITBuilder, JITModule};
+use durin_ir::{Loc, World};
+use std::time::{Duration, Instant};
+
+/// An error of the Cranelift tier, with the source place of the construct when known.
+#[derive(Clone, Debug)]
+pub struct Error {
+    /// What went wrong.
+    pub message: String,
+    /// Where, in the source.
+    pub loc: Option<Loc>,
+}
+
+impl Error {
+    fn new(message: String) -> Error {
+        Error { message, loc: None }
+    }
+
+    /// A construct this tier does not translate.
+    pub fn unsupported(what: impl Into<String>) -> Error {
+        Error::new(format!(
+            "not supported by the Cranelift tier: {} (the LLVM back end, `--backend llvm`, may support it)",
+            what.into()
+        ))
+    }
+
+    /// A broken invariant of the input or of the translation.
+    pub fn internal(what: impl Into<String>) -> Error {
+        Error::new(format!(
+            "internal error in the Cranelift tier: {}",
+            what.into()
+        ))
+    }
+
+    /// This error at `loc`, unless it already has a place.
+    pub fn at(mut self, loc: Option<Loc>) -> Error {
+        self.loc = self.loc.or(loc);
+        self
+    }
+}
+
+impl std::fmt::Display for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// How to compile.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// 0: Cranelift's `none` level; 1 and above: `speed`.
+    pub opt_level: u8,
+    /// Run Cranelift's IR verifier on every function (catches translation bugs as errors).
+    pub verify: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            opt_level: 0,
+            verify: true,
+        }
+    }
+}
+
+/// Time spent in each step.
+#[derive(Clone, Debug, Default)]
+pub struct Timings {
+    /// IR to Cranelift IR.
+    pub lower: Duration,
+    /// Cranelift's optimization, register allocation and emission, and linking.
+    pub codegen: Duration,
+}
+
+/// Code made by the JIT, alive as long as this value.
+pub struct Jit {
+    module: Option<JITModule>,
+    /// The address of the function asked for.
+    pub address: usize,
+    /// Time of each step.
+    pub timings: Timings,
+}
+
+impl Drop for Jit {
+    fn drop(&mut self) {
+        if let Some(m) = self.module.take() {
+            // SAFETY: the code is no longer reachable: `address` goes with this value.
+            unsafe { m.free_memory() };
+        }
+    }
+}
+
+/// Compiles the program of `w` into memory, resolving `symbols` (the runtime's functions)
+/// by address and other imports (the C library) from the process, and returns the address
+/// of the external function `name`.
+pub fn jit(w: &World, name: &str, symbols: &[(&str, usize)], opts: &Options) -> Result<Jit, Error> {
+    let mut flags = settings::builder();
+    let level = if opts.opt_level == 0 { "none" } else { "speed" };
+    for (k, v) in [
+        ("opt_level", level),
+        (
+            "enable_verifier",
+            if opts.verify { "true" } else { "false" },
+        ),
+        ("enable_multi_ret_implicit_sret", "true"),
+        ("use_colocated_libcalls", "false"),
+        ("is_pic", "false"),
+    ] {
+        flags
+            .set(k, v)
+            .map_err(|e| Error::internal(format!("Cranelift setting `{k}`: {e}")))?;
+    }
+    let isa = cranelift_native::builder()
+        .map_err(|e| Error::new(format!("Cranelift does not support this machine: {e}")))?
+        .finish(settings::Flags::new(flags))
+        .map_err(|e| Error::internal(format!("Cranelift target: {e}")))?;
+    let mut builder = JITBuilder::with_isa(isa, cranelift_module::default_libcall_names());
+    builder.symbols(
+        symbols
+            .iter()
+            .map(|&(n, a)| (n.to_string(), a as *const u8)),
+    );
+    let mut module = JITModule::new(builder);
+    let (entry, timings) = lower::lower(&mut module, w, name)?;
+    let t = Instant::now();
+    module
+        .finalize_definitions()
+        .map_err(|e| Error::new(format!("Cranelift cannot link the program: {e}")))?;
+    let address = module.get_finalized_function(entry) as usize;
+    Ok(Jit {
+        module: Some(module),
+        address,
+        timings: Timings {
+            lower: timings.lower,
+            codegen: timings.codegen + t.elapsed(),
+        },
+    })
+}

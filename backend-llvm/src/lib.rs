@@ -5,7 +5,7 @@
 //! is a top-level function or a basic block of one) and holds no pass that belongs on the
 //! IR. [`lower`] explains the translation.
 
-pub mod form;
+pub use durin_ir::analysis::program as form;
 pub mod header;
 pub mod lower;
 pub mod types;

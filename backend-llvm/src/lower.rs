@@ -12,7 +12,7 @@
 //! result is used: it traps on zero, as in the interpreter). Defs that depend on no
 //! parameter are computed once in the function's prologue (constants fold there).
 
-use crate::form::{self, Program, Signature};
+use crate::form::{self, may_trap, param_types, Program, Signature};
 use crate::types::Types;
 use crate::Error;
 use durin_ir::analysis::cfg::{Cfg, DomTree};
@@ -1220,37 +1220,6 @@ impl<'m, 'a, 'ctx> FunctionLowering<'m, 'a, 'ctx> {
             .ok_or_else(|| Error::internal("call without a return point"))?;
         self.jump(ret_point, &[], &ret_vals)
     }
-}
-
-/// Whether computing `d` (which depends on no parameter) may divide by zero.
-fn may_trap(w: &World, d: Def) -> bool {
-    let mut stack = vec![d];
-    let mut seen = rustc_hash::FxHashSet::default();
-    while let Some(x) = stack.pop() {
-        if !seen.insert(x) || w.node(x).is_nominal() {
-            continue;
-        }
-        if let Node::Arith(ArithOp::Div | ArithOp::Rem) = w.node(x) {
-            if !w.types().is_float(w.type_of(x)) {
-                let divisor = w.ops(x)[1];
-                let mask = w.types().prim_bits(w.type_of(divisor)).unwrap_or(64);
-                if w.lit_bits(divisor)
-                    .is_none_or(|b| durin_ir::semantics::mask(mask, b) == 0)
-                {
-                    return true;
-                }
-            }
-        }
-        stack.extend_from_slice(w.ops(x));
-    }
-    false
-}
-
-fn param_types(w: &World, k: Def) -> Vec<Type> {
-    w.types()
-        .cont_params(w.type_of(k))
-        .map(|p| p.to_vec())
-        .unwrap_or_default()
 }
 
 /// The pointee of the pointer in an effect's `(mem, ptr(T))` result type.

@@ -11,9 +11,11 @@
 //! - [`time`]: microsecond and nanosecond clocks;
 //! - [`random`]: a seeded pseudo-random generator;
 //! - [`parallel`]: the CPU's parallel loop;
-//! - [`error`]: run-time errors reported as messages.
+//! - [`error`]: run-time errors reported as messages;
+//! - [`half`]: half-float conversions for back ends that keep `f16` as bits.
 
 pub mod error;
+pub mod half;
 pub mod memory;
 pub mod parallel;
 pub mod print;
@@ -30,6 +32,7 @@ pub fn symbols() -> Vec<(&'static str, usize)> {
     s.extend_from_slice(&random::SYMBOLS());
     s.extend_from_slice(&parallel::SYMBOLS());
     s.extend_from_slice(&error::SYMBOLS());
+    s.extend_from_slice(&half::SYMBOLS());
     s
 }
 

@@ -4,11 +4,13 @@
 //! - [`scope::Scope`]: what a continuation's parameters reach;
 //! - [`cfg::Cfg`] and [`cfg::DomTree`]: control flow between a scope's continuations;
 //! - [`looptree::LoopTree`]: natural loops, nested;
-//! - [`schedule::Schedule`]: placement of computed defs into continuations.
+//! - [`schedule::Schedule`]: placement of computed defs into continuations;
+//! - [`program::Program`]: what a back end translates of a first-order program.
 
 pub mod cfg;
 pub mod free;
 pub mod looptree;
+pub mod program;
 pub mod schedule;
 pub mod scope;
 

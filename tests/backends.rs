@@ -1,4 +1,5 @@
-//! Random programs give the same results compiled by LLVM (JIT) as in the interpreter.
+//! Random programs give the same results compiled by LLVM and by Cranelift (each through
+//! its JIT) as in the interpreter.
 //!
 //! - Programs with control flow, loops, memory, closures and local functions (the IR
 //!   crate's recipes), after each native pipeline, called as `main(a, b, x)`;
@@ -9,7 +10,8 @@
 //! Cases where the interpreter reports a run-time error (a division by zero, memory never
 //! written) are skipped: native code would stop the test process there.
 
-use durin_backend_llvm::{compile, Options};
+use durin_backend_cranelift as cranelift;
+use durin_backend_llvm as llvm;
 use durin_ir::interp;
 use durin_ir::semantics::mask;
 use durin_ir::strategy::{expr, recipe, ExprProgram, Recipe, EXPR_TYPES};
@@ -31,18 +33,44 @@ fn native(w: &World, level: u8) -> Result<World, String> {
     Ok(w)
 }
 
-/// Compiles `w` at LLVM level `level` and calls `f` with the address of `name`.
-fn with_jit<T>(w: &World, name: &str, level: u8, f: impl FnOnce(usize) -> T) -> Result<T, String> {
-    let ctx = Context::create();
-    let opts = Options {
-        opt_level: level,
-        cpu: None,
-    };
-    let compiled = compile(&ctx, w, &opts).map_err(|e| format!("{e}\n{}", text::print(w)))?;
-    let jit = compiled
-        .jit(name, &durin_runtime::symbols(), level)
-        .map_err(|e| e.to_string())?;
-    Ok(f(jit.address))
+#[derive(Clone, Copy, Debug)]
+enum Backend {
+    Llvm,
+    Cranelift,
+}
+
+const BACKENDS: [Backend; 2] = [Backend::Llvm, Backend::Cranelift];
+
+/// Compiles `w` with `backend` at level `level` and calls `f` with the address of `name`.
+fn with_jit<T>(
+    backend: Backend,
+    w: &World,
+    name: &str,
+    level: u8,
+    f: impl FnOnce(usize) -> T,
+) -> Result<T, String> {
+    let symbols = durin_runtime::symbols();
+    let fail = |e: &dyn std::fmt::Display| format!("{backend:?}: {e}\n{}", text::print(w));
+    match backend {
+        Backend::Llvm => {
+            let ctx = Context::create();
+            let opts = llvm::Options {
+                opt_level: level,
+                cpu: None,
+            };
+            let compiled = llvm::compile(&ctx, w, &opts).map_err(|e| fail(&e))?;
+            let jit = compiled.jit(name, &symbols, level).map_err(|e| fail(&e))?;
+            Ok(f(jit.address))
+        }
+        Backend::Cranelift => {
+            let opts = cranelift::Options {
+                opt_level: level,
+                verify: true,
+            };
+            let jit = cranelift::jit(w, name, &symbols, &opts).map_err(|e| fail(&e))?;
+            Ok(f(jit.address))
+        }
+    }
 }
 
 #[repr(C)]
@@ -137,16 +165,19 @@ proptest! {
         let (w, main) = r.build();
         let (want_i, want_f) = interp_ok(Recipe::run(&w, main, a, b, x))?;
         let first_order = native(&w, level).map_err(TestCaseError::fail)?;
-        let got = with_jit(&first_order, "main", level, |addr| {
-            // SAFETY: `main(mem, i32, i32, f64, cn(mem, i32, f64))` compiles to this C type.
-            let f: extern "C" fn(i32, i32, f64) -> MainResult = unsafe { std::mem::transmute(addr) };
-            f(a, b, x)
-        }).map_err(TestCaseError::fail)?;
-        prop_assert_eq!(got.i, want_i, "int result at -O{}\n{}", level, text::print(&first_order));
-        prop_assert!(
-            got.f.to_bits() == want_f || (got.f.is_nan() && f64::from_bits(want_f).is_nan()),
-            "float result at -O{}: {} vs {}\n{}", level, got.f, f64::from_bits(want_f), text::print(&first_order)
-        );
+        for backend in BACKENDS {
+            let got = with_jit(backend, &first_order, "main", level, |addr| {
+                // SAFETY: `main(mem, i32, i32, f64, cn(mem, i32, f64))` compiles to this C
+                // type (with Cranelift: two results, returned in the same registers).
+                let f: extern "C" fn(i32, i32, f64) -> MainResult = unsafe { std::mem::transmute(addr) };
+                f(a, b, x)
+            }).map_err(TestCaseError::fail)?;
+            prop_assert_eq!(got.i, want_i, "{:?}: int result at -O{}\n{}", backend, level, text::print(&first_order));
+            prop_assert!(
+                got.f.to_bits() == want_f || (got.f.is_nan() && f64::from_bits(want_f).is_nan()),
+                "{:?}: float result at -O{}: {} vs {}\n{}", backend, level, got.f, f64::from_bits(want_f), text::print(&first_order)
+            );
+        }
     }
 
     #[test]
@@ -159,20 +190,23 @@ proptest! {
         let want = interp_ok(p.run(&args))?;
         let mut w = p.world.clone();
         add_harness(&mut w, p.entry);
-        // The harness passes each argument masked to its type, as `run` does.
-        let got = with_jit(&w, "harness", level, |addr| {
-            // SAFETY: `harness(mem, ptr([u64]), cn(mem, u64))` compiles to this C type.
-            let f: extern "C" fn(*const u64) -> u64 = unsafe { std::mem::transmute(addr) };
-            f(args.as_ptr())
-        }).map_err(TestCaseError::fail)?;
         let rt = EXPR_TYPES[ty as usize];
         let bits = w.types().prim_bits(w.type_of(p.root)).unwrap_or(64);
         let is_float = rt.starts_with('f');
-        let (g, want) = (mask(bits, got), mask(bits, want));
-        let same = g == want || (is_float && {
-            let nan = |v: u64| if bits == 32 { f32::from_bits(v as u32).is_nan() } else { f64::from_bits(v).is_nan() };
-            nan(g) && nan(want)
-        });
-        prop_assert!(same, "{rt}: native {g:#x}, interpreter {want:#x}\n{}", text::print(&w));
+        let want = mask(bits, want);
+        for backend in BACKENDS {
+            // The harness passes each argument masked to its type, as `run` does.
+            let got = with_jit(backend, &w, "harness", level, |addr| {
+                // SAFETY: `harness(mem, ptr([u64]), cn(mem, u64))` compiles to this C type.
+                let f: extern "C" fn(*const u64) -> u64 = unsafe { std::mem::transmute(addr) };
+                f(args.as_ptr())
+            }).map_err(TestCaseError::fail)?;
+            let g = mask(bits, got);
+            let same = g == want || (is_float && {
+                let nan = |v: u64| if bits == 32 { f32::from_bits(v as u32).is_nan() } else { f64::from_bits(v).is_nan() };
+                nan(g) && nan(want)
+            });
+            prop_assert!(same, "{rt}: {backend:?} {g:#x}, interpreter {want:#x}\n{}", text::print(&w));
+        }
     }
 }

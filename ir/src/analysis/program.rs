@@ -2,8 +2,8 @@
 //! imports (continuations without a body) and the globals, in a deterministic order, and
 //! the shape of each function type.
 
-use durin_ir::analysis::free::FreeParams;
-use durin_ir::{Def, Node, Type, TypeKind, World};
+use crate::analysis::free::FreeParams;
+use crate::{ArithOp, Def, Node, Type, TypeKind, World};
 use rustc_hash::FxHashSet;
 
 /// The live parts of a program.
@@ -113,4 +113,36 @@ impl Signature {
             .filter(|&t| !w.types().is_mem(t))
             .collect()
     }
+}
+
+/// Whether computing `d` (which depends on no parameter) may divide by zero.
+pub fn may_trap(w: &World, d: Def) -> bool {
+    let mut stack = vec![d];
+    let mut seen = FxHashSet::default();
+    while let Some(x) = stack.pop() {
+        if !seen.insert(x) || w.node(x).is_nominal() {
+            continue;
+        }
+        if let Node::Arith(ArithOp::Div | ArithOp::Rem) = w.node(x) {
+            if !w.types().is_float(w.type_of(x)) {
+                let divisor = w.ops(x)[1];
+                let mask = w.types().prim_bits(w.type_of(divisor)).unwrap_or(64);
+                if w.lit_bits(divisor)
+                    .is_none_or(|b| crate::semantics::mask(mask, b) == 0)
+                {
+                    return true;
+                }
+            }
+        }
+        stack.extend_from_slice(w.ops(x));
+    }
+    false
+}
+
+/// The parameter types of continuation `k`.
+pub fn param_types(w: &World, k: Def) -> Vec<Type> {
+    w.types()
+        .cont_params(w.type_of(k))
+        .map(|p| p.to_vec())
+        .unwrap_or_default()
 }
