@@ -7,10 +7,13 @@
 //! not do, so both compute the same floats); their outputs must be equal. Each executable
 //! runs 7 times, alternating; the table gives the median wall times and the ratio (the
 //! target is at most 1.2). Then the compile time of each program (`durin build --time`:
-//! frontend, IR passes, LLVM).
+//! frontend, IR passes, LLVM), and the time each JIT back end takes from the same
+//! first-order IR (after the `-O2` pipeline) to machine code in memory: LLVM at `-O2`,
+//! Cranelift without and with its optimizer (medians of 9 in this process; the target is
+//! Cranelift `-O0` at least 5x faster than LLVM `-O2` on the largest program).
 //!
 //! Run: `cargo bench --bench native` (needs `gcc`; builds the runtime library in release
-//! mode if it is missing).
+//! mode if it is missing); `cargo bench --bench native -- jit` gives only the last table.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -86,6 +89,11 @@ fn stage_times(stderr: &str) -> Vec<(String, f64)> {
 }
 
 fn main() {
+    // `cargo bench --bench native -- jit`: only the JIT compile times.
+    if std::env::args().any(|a| a == "jit") {
+        backend_compile_times();
+        return;
+    }
     ensure_runtime();
     let dir = std::env::temp_dir().join(format!("durin-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temporary folder");
@@ -159,4 +167,92 @@ fn main() {
         println!("{name:<12} {total:>8.1}   {}", parts.join(", "));
     }
     let _ = std::fs::remove_dir_all(&dir);
+    backend_compile_times();
+}
+
+/// Milliseconds each JIT back end takes from first-order IR to machine code in memory.
+fn backend_compile_times() {
+    use durin_backend_cranelift as cranelift;
+    use durin_backend_llvm as llvm;
+    const REPEAT: usize = 9;
+    let mut programs: Vec<PathBuf> = PROGRAMS
+        .iter()
+        .map(|n| root().join("benches/native").join(format!("{n}.art")))
+        .collect();
+    // The largest program of the test corpus too.
+    programs.push(root().join("tests/lang/ok/stencils.art"));
+    println!();
+    println!(
+        "JIT compile time from the same first-order IR (ms, median of {REPEAT}; IR after the -O2 pipeline):"
+    );
+    println!(
+        "{:<12} {:>7} {:>11} {:>12} {:>13} {:>10}",
+        "program", "IR defs", "llvm -O2", "cranelift -O0", "cranelift -O2", "llvm/cl-O0"
+    );
+    let symbols = durin_runtime::symbols();
+    let mut largest = (0, String::new(), 0.0);
+    for path in &programs {
+        let name = path.file_stem().unwrap().to_string_lossy().to_string();
+        let text = std::fs::read_to_string(path).expect("readable program");
+        let out = durin_frontend::driver::compile(&[(path.display().to_string(), text)], true);
+        let mut w = out.lowered.expect("the program compiles").world;
+        durin_passes::Pipeline::for_native(2)
+            .run(&mut w, &durin_passes::RunOptions::default(), |_, _| {})
+            .expect("the pipeline runs");
+        let defs = live_defs(&w);
+        let time = |f: &mut dyn FnMut()| {
+            let mut ts: Vec<f64> = (0..REPEAT)
+                .map(|_| {
+                    let t = Instant::now();
+                    f();
+                    t.elapsed().as_secs_f64() * 1e3
+                })
+                .collect();
+            ts.sort_by(|a, b| a.total_cmp(b));
+            ts[REPEAT / 2]
+        };
+        let l = time(&mut || {
+            let ctx = inkwell::context::Context::create();
+            let c = llvm::compile(&ctx, &w, &llvm::Options::default()).expect("LLVM compiles");
+            c.jit("main", &symbols, 2).expect("LLVM's JIT");
+        });
+        let mut cl = |level: u8| {
+            time(&mut || {
+                let opts = cranelift::Options {
+                    opt_level: level,
+                    verify: false,
+                };
+                let j = cranelift::jit(&w, "main", &symbols, &opts).expect("Cranelift compiles");
+                if std::env::var_os("DURIN_BENCH_DETAIL").is_some() {
+                    eprintln!("{:?}", j.timings);
+                }
+            })
+        };
+        let (c0, c2) = (cl(0), cl(2));
+        println!(
+            "{name:<12} {defs:>7} {l:>11.2} {c0:>12.2} {c2:>13.2} {:>10.1}",
+            l / c0
+        );
+        if defs > largest.0 {
+            largest = (defs, name, l / c0);
+        }
+    }
+    println!(
+        "largest program: {} ({} defs): Cranelift -O0 compiles {:.1}x faster than LLVM -O2 (target: at least 5x)",
+        largest.1, largest.0, largest.2
+    );
+}
+
+/// The number of defs the back ends translate: those the live functions' scopes hold.
+fn live_defs(w: &durin_ir::World) -> usize {
+    let program = durin_ir::analysis::program::collect(w);
+    program
+        .functions
+        .iter()
+        .map(|&f| {
+            durin_ir::analysis::scope::Scope::compute_with(w, f, &program.free)
+                .defs()
+                .len()
+        })
+        .sum()
 }

@@ -151,3 +151,81 @@ fn bad_build_requests_are_errors_with_messages() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A program reads a real photograph, prints the mean of its samples and writes its 3x3 box
+/// blur: both back ends write the image that an independent float64 computation here gives
+/// (within one level of 8-bit rounding), and a missing file is a message, not a crash.
+#[test]
+fn image_files_load_and_save_through_the_runtime() {
+    let input = root().join("../shared/data/images/camera.png");
+    if !input.is_file() {
+        eprintln!("skipped: {} is not there", input.display());
+        return;
+    }
+    let src = image::open(&input)
+        .expect("the test image loads")
+        .to_luma8();
+    let (w, h) = (src.width() as i64, src.height() as i64);
+    let px = |x: i64, y: i64| {
+        src.get_pixel(x.clamp(0, w - 1) as u32, y.clamp(0, h - 1) as u32)[0] as f64 / 255.0
+    };
+    let mean: f64 = src.pixels().map(|p| p[0] as f64 / 255.0).sum::<f64>() / (w * h) as f64;
+    let dir = tempdir("images");
+    for backend in ["llvm", "cranelift"] {
+        let out = dir.join(format!("blur-{backend}.png"));
+        let run = durin(&[
+            "run",
+            "--backend",
+            backend,
+            "tests/native/blur_image.art",
+            "--",
+            &s(&input),
+            &s(&out),
+        ]);
+        ok(&run, backend);
+        let printed = String::from_utf8_lossy(&run.stdout).to_string();
+        let fields: Vec<&str> = printed.split_whitespace().collect();
+        assert_eq!(&fields[..2], &["512", "512"], "{backend}: {printed}");
+        let m: f64 = fields[2].parse().expect("a mean");
+        assert!((m - mean).abs() < 1e-5, "{backend}: mean {m}, want {mean}");
+        let got = image::open(&out).expect("the output loads").to_luma8();
+        assert_eq!((got.width() as i64, got.height() as i64), (w, h));
+        let mut off = 0;
+        for y in 0..h {
+            for x in 0..w {
+                let mut acc = 0.0;
+                for dy in -1..=1 {
+                    for dx in -1..=1 {
+                        acc += px(x + dx, y + dy);
+                    }
+                }
+                let want = (acc / 9.0 * 255.0).round() as i32;
+                let g = got.get_pixel(x as u32, y as u32)[0] as i32;
+                assert!(
+                    (g - want).abs() <= 1,
+                    "{backend}: ({x}, {y}) is {g}, want {want}"
+                );
+                off += (g != want) as usize;
+            }
+        }
+        // Rounding may differ only where the float32 sum lies at a half level.
+        assert!(
+            off < (w * h / 100) as usize,
+            "{backend}: {off} samples off by one"
+        );
+    }
+    let missing = durin(&[
+        "run",
+        "tests/native/blur_image.art",
+        "--",
+        "no-such-image.png",
+        &s(&dir.join("x.png")),
+    ]);
+    assert_eq!(missing.status.code(), Some(101));
+    let err = String::from_utf8_lossy(&missing.stderr);
+    assert!(
+        err.contains("cannot load the image `no-such-image.png`"),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -51,6 +51,7 @@ const MATH_INSTRUCTIONS: &[&str] = &["sqrt", "fabs", "floor", "ceil"];
 /// Translates the program of `w` into `module` and returns the id of the external function
 /// `entry`, with the time spent translating and compiling.
 pub fn lower(module: &mut JITModule, w: &World, entry: &str) -> R<(FuncId, Timings)> {
+    let t = Instant::now();
     let program = program::collect(w);
     let mut m = ModuleLowering {
         w,
@@ -63,7 +64,6 @@ pub fn lower(module: &mut JITModule, w: &World, entry: &str) -> R<(FuncId, Timin
         div_message: None,
         timings: Timings::default(),
     };
-    let t = Instant::now();
     m.declare()?;
     for &g in &program.globals {
         let id = m

@@ -12,10 +12,12 @@
 //! - [`random`]: a seeded pseudo-random generator;
 //! - [`parallel`]: the CPU's parallel loop;
 //! - [`error`]: run-time errors reported as messages;
-//! - [`half`]: half-float conversions for back ends that keep `f16` as bits.
+//! - [`half`]: half-float conversions for back ends that keep `f16` as bits;
+//! - [`image`]: PNG and JPEG files as arrays of `f32` samples.
 
 pub mod error;
 pub mod half;
+pub mod image;
 pub mod memory;
 pub mod parallel;
 pub mod print;
@@ -33,6 +35,7 @@ pub fn symbols() -> Vec<(&'static str, usize)> {
     s.extend_from_slice(&parallel::SYMBOLS());
     s.extend_from_slice(&error::SYMBOLS());
     s.extend_from_slice(&half::SYMBOLS());
+    s.extend_from_slice(&image::SYMBOLS());
     s
 }
 

@@ -42,7 +42,12 @@ impl FreeParams {
     /// Computes the free parameters of every continuation of `w` (a fixpoint over the
     /// references between continuations, so loops and recursion are handled).
     pub fn compute(w: &World) -> FreeParams {
-        let conts: Vec<Def> = w.continuations().collect();
+        Self::compute_over(w, w.continuations().collect())
+    }
+
+    /// As [`FreeParams::compute`], for `conts` only: they must include every continuation
+    /// they reference (the live continuations of a program do).
+    pub fn compute_over(w: &World, conts: Vec<Def>) -> FreeParams {
         let mut direct: DefMap<Set> = DefMap::new();
         let mut refs: DefMap<Vec<Def>> = DefMap::new();
         for &k in &conts {
@@ -57,22 +62,39 @@ impl FreeParams {
                     .collect(),
             );
         }
-        let mut free = direct.clone();
-        let mut changed = true;
-        while changed {
-            changed = false;
-            for &k in &conts {
-                let mut add = Vec::new();
-                for &j in &refs[k] {
-                    for &p in &free[j] {
-                        if w.ops(p)[0] != k && !free[k].contains(&p) {
-                            add.push(p);
-                        }
+        // Propagate along references with a worklist: a continuation is looked at again
+        // only when one it references has gained a parameter.
+        let mut users: DefMap<Vec<Def>> = DefMap::new();
+        for &k in &conts {
+            for &j in &refs[k] {
+                match users.get_mut(j) {
+                    Some(us) => us.push(k),
+                    None => {
+                        users.insert(j, vec![k]);
                     }
                 }
-                if !add.is_empty() {
-                    changed = true;
-                    free[k].extend(add);
+            }
+        }
+        let mut free = direct;
+        let mut queued: rustc_hash::FxHashSet<Def> = conts.iter().copied().collect();
+        let mut work: std::collections::VecDeque<Def> = conts.iter().copied().collect();
+        while let Some(k) = work.pop_front() {
+            queued.remove(&k);
+            let mut add = Set::default();
+            for &j in &refs[k] {
+                for &p in &free[j] {
+                    if w.ops(p)[0] != k && !free[k].contains(&p) {
+                        add.insert(p);
+                    }
+                }
+            }
+            if add.is_empty() {
+                continue;
+            }
+            free[k].extend(add);
+            for &u in users.get(k).map_or(&[][..], |v| v.as_slice()) {
+                if queued.insert(u) {
+                    work.push_back(u);
                 }
             }
         }

@@ -45,7 +45,7 @@ pub fn collect(w: &World) -> Program {
     }
     conts.sort();
     globals.sort();
-    let free = FreeParams::compute(w);
+    let free = FreeParams::compute_over(w, conts.clone());
     let (mut functions, mut imports) = (Vec::new(), Vec::new());
     for k in conts {
         if !free.is_closed(k) {
