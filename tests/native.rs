@@ -229,3 +229,52 @@ fn image_files_load_and_save_through_the_runtime() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `vectorize(4, lo, hi)` puts LLVM's loop-vectorization hints on the loop's back edge, and
+/// LLVM then vectorizes it with 4 lanes, which it does not choose by itself for the same
+/// loop written with `range` (AVX2 target: it picks 8); every back end computes the same.
+#[test]
+fn vectorize_hints_reach_llvms_loop_vectorizer() {
+    let dir = tempdir("vectorize");
+    let hinted = root().join("tests/native/saxpy_vectorize.art");
+    let plain = dir.join("saxpy_range.art");
+    let text = std::fs::read_to_string(&hinted).expect("readable");
+    std::fs::write(&plain, text.replace("vectorize(4, 0, n)", "range(0, n)")).expect("writable");
+    let ir = |src: &Path, level: &str| {
+        let out = dir.join("out.ll");
+        ok(
+            &durin(&[
+                "build",
+                level,
+                "--cpu",
+                "x86-64-v3",
+                "--emit",
+                "llvm-ir",
+                "-o",
+                &s(&out),
+                &s(src),
+            ]),
+            "durin build --emit llvm-ir",
+        );
+        std::fs::read_to_string(&out).expect("the IR file")
+    };
+    let o0 = ir(&hinted, "-O0");
+    assert!(o0.contains("!llvm.loop !"), "{o0}");
+    assert!(
+        o0.contains("!{!\"llvm.loop.vectorize.width\", i32 4}"),
+        "{o0}"
+    );
+    assert!(
+        o0.contains("!{!\"llvm.loop.vectorize.enable\", i1 true}"),
+        "{o0}"
+    );
+    assert!(ir(&hinted, "-O2").contains("fmul <4 x float>"));
+    assert!(!ir(&plain, "-O2").contains("<4 x float>"));
+    for backend in ["interp", "cranelift", "llvm"] {
+        let run = durin(&["run", "--backend", backend, &s(&hinted)]);
+        ok(&run, backend);
+        // The sum of 2i + 1 for i < 1000.
+        assert_eq!(String::from_utf8_lossy(&run.stdout), "1e+06\n", "{backend}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -61,7 +61,7 @@ pub fn lower(module: &mut JITModule, w: &World, entry: &str) -> R<(FuncId, Timin
         functions: FxHashMap::default(),
         globals: FxHashMap::default(),
         helpers: FxHashMap::default(),
-        div_message: None,
+        messages: FxHashMap::default(),
         timings: Timings::default(),
     };
     m.declare()?;
@@ -111,7 +111,8 @@ struct ModuleLowering<'a> {
     globals: FxHashMap<Def, DataId>,
     /// Runtime and C library functions the translation calls by itself.
     helpers: FxHashMap<&'static str, FuncId>,
-    div_message: Option<DataId>,
+    /// The run-time error messages, as zero-terminated data.
+    messages: FxHashMap<&'static str, DataId>,
     timings: Timings,
 }
 
@@ -893,8 +894,14 @@ impl<'m, 'a, 'f> FunctionLowering<'m, 'a, 'f> {
     }
 
     fn fill_trap_block(&mut self, bb: Block) -> R<()> {
-        let msg = match self.m.div_message {
-            Some(id) => id,
+        self.b.switch_to_block(bb);
+        self.runtime_error("integer division by zero")
+    }
+
+    /// Calls `durin_runtime_error(message)` (which does not return) and ends the block.
+    fn runtime_error(&mut self, text: &'static str) -> R<()> {
+        let data = match self.m.messages.get(text) {
+            Some(&id) => id,
             None => {
                 let id = self
                     .m
@@ -902,20 +909,16 @@ impl<'m, 'a, 'f> FunctionLowering<'m, 'a, 'f> {
                     .declare_anonymous_data(false, false)
                     .map_err(module_error)?;
                 let mut desc = DataDescription::new();
-                desc.define(b"integer division by zero\0".to_vec().into_boxed_slice());
+                let mut bytes = text.as_bytes().to_vec();
+                bytes.push(0);
+                desc.define(bytes.into_boxed_slice());
                 self.m.module.define_data(id, &desc).map_err(module_error)?;
-                self.m.div_message = Some(id);
+                self.m.messages.insert(text, id);
                 id
             }
         };
-        self.b.switch_to_block(bb);
-        let gv = self.m.module.declare_data_in_func(msg, self.b.func);
-        let m = self.b.ins().symbol_value(cl::I64, gv);
-        self.runtime_error(m)
-    }
-
-    /// Calls `durin_runtime_error(message)` (which does not return) and ends the block.
-    fn runtime_error(&mut self, message: Value) -> R<()> {
+        let gv = self.m.module.declare_data_in_func(data, self.b.func);
+        let message = self.b.ins().symbol_value(cl::I64, gv);
         let err = self
             .m
             .helper("durin_runtime_error", &[AbiParam::new(cl::I64)], None)?;
@@ -1056,10 +1059,7 @@ impl<'m, 'a, 'f> FunctionLowering<'m, 'a, 'f> {
                     "a jump to a continuation received as a parameter (closure elimination leaves none)",
                 ));
             }
-            Node::Bottom => {
-                let null = self.b.ins().iconst(cl::I64, 0);
-                return self.runtime_error(null);
-            }
+            Node::Bottom => return self.runtime_error("a jump to an undefined continuation"),
             _ => {}
         }
         if let Some(bb) = self.block_of(callee) {
@@ -1128,6 +1128,13 @@ impl<'m, 'a, 'f> FunctionLowering<'m, 'a, 'f> {
             .iter()
             .flat_map(|&i| vals[i].iter().copied())
             .collect();
+        if w.name(callee) == Some("durin_vectorize_hint") && w.body(callee).is_none() {
+            // A hint for LLVM's loop vectorizer: nothing to do here.
+            let ret_point = *args
+                .last()
+                .ok_or_else(|| Error::internal("call without a return point"))?;
+            return self.jump(ret_point, &[], &[V::new()]);
+        }
         let results: Vec<Value> = match self.m.functions.get(&callee) {
             Some(&(id, _)) => {
                 let name = w.name(callee).unwrap_or("");

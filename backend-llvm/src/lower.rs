@@ -99,6 +99,10 @@ struct ModuleLowering<'a, 'ctx> {
     program: &'a Program,
 }
 
+/// The stdlib's marker of a loop to vectorize: `durin_vectorize_hint(width)` at the head of
+/// the loop becomes loop metadata, not a call.
+pub const VECTORIZE_HINT: &str = "durin_vectorize_hint";
+
 /// The C math functions that LLVM has intrinsics for, with the intrinsic's name.
 const MATH_INTRINSICS: &[(&str, &str)] = &[
     ("sqrt", "llvm.sqrt"),
@@ -229,7 +233,17 @@ impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {
             phis: FxHashMap::default(),
             vals: FxHashMap::default(),
             trap_block: None,
+            current: f,
+            back_edges: rustc_hash::FxHashSet::default(),
+            vectorize: FxHashMap::default(),
         };
+        for &k in cfg.reverse_post_order() {
+            for s in cfg.succs(k) {
+                if dom.dominates(&cfg, s, k) {
+                    fl.back_edges.insert((k, s));
+                }
+            }
+        }
         fl.run(&cfg, &schedule)
     }
 
@@ -344,6 +358,12 @@ struct FunctionLowering<'m, 'a, 'ctx> {
     vals: FxHashMap<Def, V<'ctx>>,
     /// The shared block that reports an integer division by zero.
     trap_block: Option<BasicBlock<'ctx>>,
+    /// The continuation being translated.
+    current: Def,
+    /// Jumps from a continuation to one that dominates it: the loops' back edges.
+    back_edges: rustc_hash::FxHashSet<(Def, Def)>,
+    /// Loop headers that call `durin_vectorize_hint(width)`, with the width.
+    vectorize: FxHashMap<Def, u32>,
 }
 
 type R<T> = Result<T, Error>;
@@ -422,6 +442,7 @@ impl<'m, 'a, 'ctx> FunctionLowering<'m, 'a, 'ctx> {
                 continue;
             }
             self.builder.position_at_end(self.blocks[&k]);
+            self.current = k;
             for &d in schedule.block(k) {
                 if matches!(w.node(d), Node::Param(_) | Node::Cont | Node::Global { .. }) {
                     continue;
@@ -1094,9 +1115,13 @@ impl<'m, 'a, 'ctx> FunctionLowering<'m, 'a, 'ctx> {
                     None => (self.m.ctx.append_basic_block(self.func, name), Some(k)),
                 });
             }
-            self.builder
+            let br = self
+                .builder
                 .build_conditional_branch(c, targets[0].0, targets[1].0)
                 .map_err(llvm)?;
+            for &k in &ops[1..] {
+                self.hint_loop(br, k);
+            }
             for (bb, through) in targets {
                 if let Some(k) = through {
                     self.builder.position_at_end(bb);
@@ -1115,8 +1140,54 @@ impl<'m, 'a, 'ctx> FunctionLowering<'m, 'a, 'ctx> {
                 phi.add_incoming(&[(v, from)]);
             }
         }
-        self.builder.build_unconditional_branch(bb).map_err(llvm)?;
+        let br = self.builder.build_unconditional_branch(bb).map_err(llvm)?;
+        self.hint_loop(br, k);
         Ok(())
+    }
+
+    /// Attaches the vectorization hint of loop header `target` to `br` if `br` is one of
+    /// the loop's back edges: `!llvm.loop !{self, vectorize.enable, vectorize.width}`.
+    fn hint_loop(&self, br: inkwell::values::InstructionValue<'ctx>, target: Def) {
+        let Some(&width) = self.vectorize.get(&target) else {
+            return;
+        };
+        if !self.back_edges.contains(&(self.current, target)) {
+            return;
+        }
+        use inkwell::llvm_sys::{core, debuginfo, prelude::LLVMMetadataRef};
+        use inkwell::values::AsValueRef;
+        let ctx = self.m.ctx.raw();
+        let i1 = self.m.ctx.bool_type().const_int(1, false);
+        let w32 = self.m.ctx.i32_type().const_int(width as u64, false);
+        // SAFETY: plain LLVM C API calls on live objects of this context; the temporary
+        // node is replaced by the loop node itself (the self-reference LLVM requires).
+        unsafe {
+            let pair = |key: &str, v: LLVMMetadataRef| {
+                let mut ops = [
+                    core::LLVMMDStringInContext2(ctx, key.as_ptr().cast(), key.len()),
+                    v,
+                ];
+                core::LLVMMDNodeInContext2(ctx, ops.as_mut_ptr(), 2)
+            };
+            let enable = pair(
+                "llvm.loop.vectorize.enable",
+                core::LLVMValueAsMetadata(i1.as_value_ref()),
+            );
+            let width = pair(
+                "llvm.loop.vectorize.width",
+                core::LLVMValueAsMetadata(w32.as_value_ref()),
+            );
+            let tmp = debuginfo::LLVMTemporaryMDNode(ctx, std::ptr::null_mut(), 0);
+            let mut ops = [tmp, enable, width];
+            let node = core::LLVMMDNodeInContext2(ctx, ops.as_mut_ptr(), 3);
+            debuginfo::LLVMMetadataReplaceAllUsesWith(tmp, node);
+            let kind = self.m.ctx.get_kind_id("llvm.loop");
+            core::LLVMSetMetadata(
+                br.as_value_ref(),
+                kind,
+                core::LLVMMetadataAsValue(ctx, node),
+            );
+        }
     }
 
     fn ret(&mut self, vals: &[V<'ctx>]) -> R<()> {
@@ -1163,6 +1234,24 @@ impl<'m, 'a, 'ctx> FunctionLowering<'m, 'a, 'ctx> {
             }
         }
         let name = w.name(callee).unwrap_or("");
+        if name == VECTORIZE_HINT && w.body(callee).is_none() {
+            // Not a call: the loop this block heads gets the hint on its back edges.
+            let width = sig
+                .params
+                .first()
+                .and_then(|&i| w.lit_bits(args[i]))
+                .filter(|&n| (1..=1024).contains(&n))
+                .ok_or_else(|| {
+                    Error::unsupported(
+                        "a vector length that is not a constant from 1 to 1024 (`vectorize` needs one known at compile time)",
+                    )
+                })?;
+            self.vectorize.insert(self.current, width as u32);
+            let ret_point = *args
+                .last()
+                .ok_or_else(|| Error::internal("call without a return point"))?;
+            return self.jump(ret_point, &[], &[V::Mem]);
+        }
         let site = match self.m.functions.get(&callee) {
             Some((f, _)) => {
                 let f = match w.body(callee) {

@@ -729,7 +729,7 @@ impl Interp<'_, '_> {
                 let bytes = self.c_string(&p)?;
                 self.out.extend_from_slice(&bytes);
             }
-            "print_flush" => {}
+            "print_flush" | "durin_vectorize_hint" => {}
             "parallel_for" => {
                 // Sequentially, in order: one of the orders a parallel loop may take.
                 let (lo, hi) = (bits(1)? as u32 as i32, bits(2)? as u32 as i32);
