@@ -3,7 +3,13 @@
 //! threads (0: one per core), and returns when all are done. The order of the calls is
 //! unspecified; iterations must not depend on each other.
 //!
-//! The body is a closure as durin compiles it: code taking its environment first.
+//! The body is a closure as durin compiles it: code taking its environment first. The
+//! threads are a pool kept for the life of the process (a loop starts no threads once the
+//! pool has enough).
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
 
 /// The body's code: `(environment, index)`.
 pub type Body = extern "C" fn(*mut u8, i32);
@@ -19,7 +25,105 @@ struct Shared {
 unsafe impl Send for Shared {}
 unsafe impl Sync for Shared {}
 
-/// Runs `body(env, i)` for `i` in `[lo, hi)` on `threads` threads (0: all cores).
+/// One contiguous chunk of a loop, and the loop's count of chunks left.
+struct Job {
+    shared: Shared,
+    start: i64,
+    end: i64,
+    latch: Arc<Latch>,
+}
+
+impl Job {
+    fn run(self) {
+        for i in self.start..self.end {
+            (self.shared.body)(self.shared.env, i as i32);
+        }
+        self.latch.done();
+    }
+}
+
+/// Counts a loop's chunks down to zero and wakes the caller waiting for it.
+struct Latch {
+    left: AtomicUsize,
+    lock: Mutex<()>,
+    zero: Condvar,
+}
+
+impl Latch {
+    fn done(&self) {
+        if self.left.fetch_sub(1, Ordering::AcqRel) == 1 {
+            let _g = self.lock.lock().unwrap_or_else(|e| e.into_inner());
+            self.zero.notify_all();
+        }
+    }
+}
+
+/// Worker threads, started on first use and kept for the life of the process; their count
+/// grows to the most threads a loop has asked for (minus the caller, which works too).
+struct Pool {
+    queue: Mutex<VecDeque<Job>>,
+    ready: Condvar,
+    workers: AtomicUsize,
+}
+
+fn pool() -> &'static Pool {
+    static POOL: OnceLock<Pool> = OnceLock::new();
+    POOL.get_or_init(|| Pool {
+        queue: Mutex::new(VecDeque::new()),
+        ready: Condvar::new(),
+        workers: AtomicUsize::new(0),
+    })
+}
+
+/// The most worker threads the pool starts.
+const MAX_WORKERS: usize = 256;
+
+impl Pool {
+    fn ensure_workers(&'static self, n: usize) {
+        let n = n.min(MAX_WORKERS);
+        while self.workers.load(Ordering::Acquire) < n {
+            let have = self.workers.fetch_add(1, Ordering::AcqRel);
+            if have >= n {
+                self.workers.fetch_sub(1, Ordering::AcqRel);
+                break;
+            }
+            let started = std::thread::Builder::new()
+                .name(format!("durin-worker-{have}"))
+                .spawn(move || self.work());
+            if started.is_err() {
+                // No more threads: the callers run what is left themselves.
+                self.workers.fetch_sub(1, Ordering::AcqRel);
+                break;
+            }
+        }
+    }
+
+    fn work(&self) {
+        loop {
+            let job = {
+                let mut q = self.queue.lock().unwrap_or_else(|e| e.into_inner());
+                loop {
+                    if let Some(j) = q.pop_front() {
+                        break j;
+                    }
+                    q = self.ready.wait(q).unwrap_or_else(|e| e.into_inner());
+                }
+            };
+            job.run();
+        }
+    }
+
+    fn try_pop(&self) -> Option<Job> {
+        self.queue
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .pop_front()
+    }
+}
+
+/// Runs `body(env, i)` for `i` in `[lo, hi)` on `threads` threads (0: all cores): the
+/// caller runs the first chunk and the pool's workers the others. While it waits for them
+/// the caller runs queued chunks itself, so a loop nested in a loop's body cannot deadlock.
 #[no_mangle]
 pub extern "C" fn anydsl_parallel_for(threads: i32, lo: i32, hi: i32, body: Body, env: *mut u8) {
     if hi <= lo {
@@ -40,22 +144,40 @@ pub extern "C" fn anydsl_parallel_for(threads: i32, lo: i32, hi: i32, body: Body
         }
         return;
     }
-    let chunk = n.div_ceil(t as u64);
-    std::thread::scope(|s| {
-        for k in 0..t as u64 {
-            let start = lo as i64 + (k * chunk) as i64;
-            let end = (start + chunk as i64).min(hi as i64);
-            if start >= end {
-                break;
-            }
-            s.spawn(move || {
-                let sh = shared;
-                for i in start..end {
-                    (sh.body)(sh.env, i as i32);
-                }
-            });
-        }
+    let chunk = n.div_ceil(t as u64) as i64;
+    let chunks = (n as i64 + chunk - 1) / chunk;
+    let latch = Arc::new(Latch {
+        left: AtomicUsize::new(chunks as usize),
+        lock: Mutex::new(()),
+        zero: Condvar::new(),
     });
+    let p = pool();
+    p.ensure_workers(t - 1);
+    let job = |k: i64| Job {
+        shared,
+        start: lo as i64 + k * chunk,
+        end: (lo as i64 + (k + 1) * chunk).min(hi as i64),
+        latch: latch.clone(),
+    };
+    {
+        let mut q = p.queue.lock().unwrap_or_else(|e| e.into_inner());
+        q.extend((1..chunks).map(job));
+    }
+    p.ready.notify_all();
+    job(0).run();
+    while latch.left.load(Ordering::Acquire) != 0 {
+        if let Some(j) = p.try_pop() {
+            j.run();
+            continue;
+        }
+        let g = latch.lock.lock().unwrap_or_else(|e| e.into_inner());
+        if latch.left.load(Ordering::Acquire) != 0 {
+            let _g = latch
+                .zero
+                .wait_timeout(g, std::time::Duration::from_millis(1))
+                .unwrap_or_else(|e| e.into_inner());
+        }
+    }
 }
 
 crate::symbol_table!(anydsl_parallel_for);
@@ -63,7 +185,7 @@ crate::symbol_table!(anydsl_parallel_for);
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::sync::atomic::AtomicU64;
 
     extern "C" fn add_index(env: *mut u8, i: i32) {
         let sum = unsafe { &*(env as *const AtomicU64) };
@@ -84,5 +206,23 @@ mod tests {
         let sum = AtomicU64::new(0);
         anydsl_parallel_for(4, 10, 10, add_index, &sum as *const _ as *mut u8);
         assert_eq!(sum.load(Ordering::Relaxed), 0);
+    }
+
+    extern "C" fn nested(env: *mut u8, i: i32) {
+        // Each outer index runs an inner parallel loop over [0, i).
+        anydsl_parallel_for(3, 0, i, add_index, env);
+    }
+
+    #[test]
+    fn nested_loops_and_many_loops_finish() {
+        let sum = AtomicU64::new(0);
+        anydsl_parallel_for(4, 0, 64, nested, &sum as *const _ as *mut u8);
+        let want: u64 = (0..64u64).map(|i| (0..i).sum::<u64>()).sum();
+        assert_eq!(sum.load(Ordering::Relaxed), want);
+        for _ in 0..2000 {
+            let sum = AtomicU64::new(0);
+            anydsl_parallel_for(0, 0, 16, add_index, &sum as *const _ as *mut u8);
+            assert_eq!(sum.load(Ordering::Relaxed), 120);
+        }
     }
 }
