@@ -216,7 +216,7 @@ fn backend_compile_times() {
             let c = llvm::compile(&ctx, &w, &llvm::Options::default()).expect("LLVM compiles");
             c.jit("main", &symbols, 2).expect("LLVM's JIT");
         });
-        let mut cl = |level: u8| {
+        let cl = |level: u8| {
             time(&mut || {
                 let opts = cranelift::Options {
                     opt_level: level,

@@ -388,14 +388,7 @@ impl<'m, 'a, 'f> FunctionLowering<'m, 'a, 'f> {
             }
             self.b.switch_to_block(self.blocks[&k]);
             self.local.clear();
-            for &d in schedule.block(k) {
-                if matches!(w.node(d), Node::Param(_) | Node::Cont | Node::Global { .. }) {
-                    continue;
-                }
-                // A branch: the jump that uses it makes it a conditional branch.
-                if w.node(d) == Node::Select && w.ops(d)[1..].iter().any(|&o| self.is_block(o)) {
-                    continue;
-                }
+            for d in program::computed_defs(w, schedule.block(k), |o| self.is_block(o)) {
                 if !self.vals.contains_key(&d) {
                     let v = self.compute(d).map_err(|e| e.at(w.loc(d).or(w.loc(k))))?;
                     self.vals.insert(d, v);

@@ -139,6 +139,22 @@ pub fn may_trap(w: &World, d: Def) -> bool {
     false
 }
 
+/// The defs of a block's schedule that a back end computes there: not parameters,
+/// continuations or globals (values of their own), and not a `select` between blocks (the
+/// jump that uses it becomes a conditional branch). `is_block` tells a block of the function
+/// from a function.
+pub fn computed_defs(w: &World, scheduled: &[Def], is_block: impl Fn(Def) -> bool) -> Vec<Def> {
+    scheduled
+        .iter()
+        .copied()
+        .filter(|&d| match w.node(d) {
+            Node::Param(_) | Node::Cont | Node::Global { .. } => false,
+            Node::Select => !w.ops(d)[1..].iter().any(|&o| is_block(o)),
+            _ => true,
+        })
+        .collect()
+}
+
 /// The parameter types of continuation `k`.
 pub fn param_types(w: &World, k: Def) -> Vec<Type> {
     w.types()
