@@ -25,7 +25,7 @@ pub struct Error {
 }
 
 impl Error {
-    fn new(message: String) -> Error {
+    pub(crate) fn new(message: String) -> Error {
         Error { message, loc: None }
     }
 

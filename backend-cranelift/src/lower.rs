@@ -86,15 +86,9 @@ pub fn lower(module: &mut JITModule, w: &World, entry: &str) -> R<(FuncId, Timin
         .iter()
         .find(|&&f| w.is_external(f) && w.name(f) == Some(entry))
         .map(|f| m.functions[f].0)
-        .ok_or_else(|| Error::new_other(format!("the program has no function `{entry}`")))?;
+        .ok_or_else(|| Error::new(format!("the program has no function `{entry}`")))?;
     m.timings.lower = t.elapsed().saturating_sub(m.timings.codegen);
     Ok((entry_id, m.timings))
-}
-
-impl Error {
-    fn new_other(message: String) -> Error {
-        Error { message, loc: None }
-    }
 }
 
 fn module_error(e: cranelift_module::ModuleError) -> Error {
@@ -466,13 +460,7 @@ impl<'m, 'a, 'f> FunctionLowering<'m, 'a, 'f> {
     /// The value of a jump's argument: nothing for a block or a parameter passed as a
     /// return point (the jump decides what they mean).
     fn argument(&mut self, a: Def) -> R<V> {
-        let w = self.w();
-        let passes_control = match w.node(a) {
-            Node::Cont => !self.m.functions.contains_key(&a),
-            Node::Param(_) => matches!(w.kind(w.type_of(a)), TypeKind::Cont(_)),
-            _ => false,
-        };
-        if passes_control {
+        if program::passes_control(self.w(), a, self.m.functions.contains_key(&a)) {
             Ok(V::new())
         } else {
             self.value(a)
@@ -737,13 +725,9 @@ impl<'m, 'a, 'f> FunctionLowering<'m, 'a, 'f> {
     }
 }
 
-/// The pointee of the pointer in an effect's `(mem, ptr(T))` result type.
+/// The pointee of an effect's result type, or an internal error.
 fn effect_pointee(w: &World, ty: Type) -> R<Type> {
-    let comps = w.types().components(ty).unwrap_or_default();
-    match comps.get(1).map(|&p| w.kind(p)) {
-        Some(TypeKind::Ptr { pointee, .. }) => Ok(*pointee),
-        _ => Err(Error::internal("ill-typed effect")),
-    }
+    program::effect_pointee(w, ty).ok_or_else(|| Error::internal("ill-typed effect"))
 }
 
 impl<'m, 'a, 'f> FunctionLowering<'m, 'a, 'f> {

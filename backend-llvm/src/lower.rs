@@ -515,13 +515,7 @@ impl<'m, 'a, 'ctx> FunctionLowering<'m, 'a, 'ctx> {
     /// The value of a jump's argument: nothing for a block or a parameter passed as a
     /// return point (the jump decides what they mean).
     fn argument(&mut self, a: Def) -> R<V<'ctx>> {
-        let w = self.w();
-        let passes_control = match w.node(a) {
-            Node::Cont => !self.m.functions.contains_key(&a),
-            Node::Param(_) => matches!(w.kind(w.type_of(a)), TypeKind::Cont(_)),
-            _ => false,
-        };
-        if passes_control {
+        if form::passes_control(self.w(), a, self.m.functions.contains_key(&a)) {
             Ok(V::Mem)
         } else {
             self.value(a)
@@ -751,13 +745,13 @@ impl<'m, 'a, 'ctx> FunctionLowering<'m, 'a, 'ctx> {
             }
             Node::Slot => {
                 self.value(ops[0])?;
-                let pointee = pointee_of_effect(w, ty)?;
+                let pointee = effect_pointee(w, ty)?;
                 let lt = self.m.types.value(w, pointee)?;
                 self.alloca(lt, name)?.into()
             }
             Node::Alloc => {
                 self.value(ops[0])?;
-                let pointee = pointee_of_effect(w, ty)?;
+                let pointee = effect_pointee(w, ty)?;
                 let TypeKind::Array { elem, .. } = *w.kind(pointee) else {
                     return Err(Error::internal("alloc of a non-array"));
                 };
@@ -1304,11 +1298,7 @@ impl<'m, 'a, 'ctx> FunctionLowering<'m, 'a, 'ctx> {
     }
 }
 
-/// The pointee of the pointer in an effect's `(mem, ptr(T))` result type.
-fn pointee_of_effect(w: &World, ty: Type) -> R<Type> {
-    let comps = w.types().components(ty).unwrap_or_default();
-    match comps.get(1).map(|&p| w.kind(p)) {
-        Some(TypeKind::Ptr { pointee, .. }) => Ok(*pointee),
-        _ => Err(Error::internal("ill-typed effect")),
-    }
+/// The pointee of an effect's result type, or an internal error.
+fn effect_pointee(w: &World, ty: Type) -> R<Type> {
+    form::effect_pointee(w, ty).ok_or_else(|| Error::internal("ill-typed effect"))
 }

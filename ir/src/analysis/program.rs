@@ -155,6 +155,27 @@ pub fn computed_defs(w: &World, scheduled: &[Def], is_block: impl Fn(Def) -> boo
         .collect()
 }
 
+/// Whether the jump argument `a` passes control rather than a value: a block of the
+/// function (`is_function`: whether `a` is a top-level function instead, whose address is a
+/// value) or a parameter that is a return point. The jump decides what such arguments mean.
+pub fn passes_control(w: &World, a: Def, is_function: bool) -> bool {
+    match w.node(a) {
+        Node::Cont => !is_function,
+        Node::Param(_) => matches!(w.kind(w.type_of(a)), TypeKind::Cont(_)),
+        _ => false,
+    }
+}
+
+/// The pointee of the pointer in an effect's `(mem, ptr(T))` result type (`slot`, `alloc`);
+/// `None` if `ty` is not of that form.
+pub fn effect_pointee(w: &World, ty: Type) -> Option<Type> {
+    let comps = w.types().components(ty)?;
+    match comps.get(1).map(|&p| w.kind(p)) {
+        Some(TypeKind::Ptr { pointee, .. }) => Some(*pointee),
+        _ => None,
+    }
+}
+
 /// The parameter types of continuation `k`.
 pub fn param_types(w: &World, k: Def) -> Vec<Type> {
     w.types()
