@@ -125,7 +125,29 @@ fn level(opt: u8) -> OptimizationLevel {
 }
 
 /// A target machine for the host (triple), with the CPU of `opts`.
+/// Sets LLVM's process-wide options, once: the SLP vectorizer stays off at every level.
+/// It turned the fully unrolled update loops of small arrays into wide loads of memory that
+/// scalar stores had just written, which defeats store-to-load forwarding (n-body ran 1.2x
+/// slower) and gained nothing measurable elsewhere; durin's vectorization is the loop
+/// vectorizer, with `vectorize` to ask for it (docs/decisions.md). LLVM's pipeline options
+/// have a switch for it that LLVM 19's `default<On>` pipelines do not obey.
+fn configure_llvm() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let args = [c"durin".as_ptr(), c"-vectorize-slp=false".as_ptr()];
+        // SAFETY: two NUL-terminated strings that outlive the call; LLVM copies what it keeps.
+        unsafe {
+            inkwell::llvm_sys::support::LLVMParseCommandLineOptions(
+                args.len() as i32,
+                args.as_ptr(),
+                c"".as_ptr(),
+            )
+        };
+    });
+}
+
 fn machine(opts: &Options) -> Result<(TargetMachine, String, String)> {
+    configure_llvm();
     Target::initialize_native(&InitializationConfig::default())
         .map_err(|e| Error::other(format!("cannot initialize LLVM's native target: {e}")))?;
     let triple = TargetMachine::get_default_triple();
