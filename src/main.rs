@@ -332,8 +332,11 @@ fn optimize(
         Some(p) => {
             let mut p = durin_passes::Pipeline::parse(p).map_err(|e| format!("error: {e}"))?;
             if native && !p.ends_first_order() {
-                p = durin_passes::Pipeline::parse(&format!("{},closure-conv", p.names().join(",")))
-                    .map_err(|e| format!("error: {e}"))?;
+                p = durin_passes::Pipeline::parse(&format!(
+                    "{},outline,closure-conv",
+                    p.names().join(",")
+                ))
+                .map_err(|e| format!("error: {e}"))?;
             }
             p
         }

@@ -605,6 +605,11 @@ impl<'m, 'a, 'f> FunctionLowering<'m, 'a, 'f> {
                 let shape = self.shape(ty)?;
                 smallvec![self.literal(shape.leaves[0].0, bits)]
             }
+            Node::Launch => {
+                return Err(Error::internal(
+                    "a kernel launch reached the back end (launches are lowered before)",
+                ))
+            }
             Node::Bottom => {
                 let shape = self.shape(ty)?;
                 shape

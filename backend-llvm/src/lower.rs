@@ -601,6 +601,11 @@ impl<'m, 'a, 'ctx> FunctionLowering<'m, 'a, 'ctx> {
         let v: BasicValueEnum<'ctx> = match w.node(d) {
             Node::Lit(bits) => self.m.literal(ty, bits)?,
             Node::Bottom => undef(self.m.types.value(w, ty)?),
+            Node::Launch => {
+                return Err(Error::other(
+                    "a kernel launch reached the back end (launches are lowered before)",
+                ))
+            }
             Node::Param(_) | Node::Cont | Node::Global { .. } => return self.value(d),
             Node::Arith(op) => return self.arith(op, ty, ops[0], ops[1], name).map(V::Val),
             Node::Cmp(op) => {

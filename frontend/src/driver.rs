@@ -11,6 +11,7 @@ use crate::{lexer, parser};
 pub const PRELUDE: &[(&str, &str)] = &[
     ("<prelude>/core.art", include_str!("../../stdlib/core.art")),
     ("<prelude>/math.art", include_str!("../../stdlib/math.art")),
+    ("<prelude>/gpu.art", include_str!("../../stdlib/gpu.art")),
 ];
 
 /// Time spent in each stage, in seconds.

@@ -400,7 +400,12 @@ impl<'p> Lowerer<'p> {
         let t = self.ir_ty(fty);
         self.subst = saved;
         let ps = self.w.types().cont_params(t).unwrap_or(&[]).to_vec();
-        if let Linkage::Import { name, .. } = &info.linkage {
+        if let Linkage::Import { name, cc } = &info.linkage {
+            if &**cc == "thorin" {
+                let k = self.intrinsic(name, t, span);
+                self.fn_insts.insert(key, k);
+                return k;
+            }
             // One continuation per symbol and type, however many declarations import it.
             let k = match self.imports.get(&(name.clone(), t)) {
                 Some(&k) => k,
@@ -432,6 +437,73 @@ impl<'p> Lowerer<'p> {
             self.todo.push((f, args, k));
         }
         k
+    }
+
+    /// The IR of compiler intrinsic `name` (a `cc = "thorin"` import) at type `t`: `cuda` is
+    /// the kernel-launch node; `reserve_shared` a function that reserves GPU shared memory.
+    fn intrinsic(&mut self, name: &str, t: Type, span: Span) -> Def {
+        match name {
+            "cuda" => {
+                if durin_ir::launch::check_type(&mut self.w, t).is_err() {
+                    self.diags.push(Diagnostic::error(
+                        span,
+                        "the intrinsic `cuda` has the type `fn(i32, (i32, i32, i32), (i32, i32, i32), fn() -> ()) -> ()`".to_string(),
+                    ));
+                    return self.w.bottom(t);
+                }
+                self.w.launch(t)
+            }
+            "reserve_shared" => {
+                // `fn(i32) -> &mut addrspace(3) [T]`.
+                let ps = self.w.types().cont_params(t).unwrap_or(&[]).to_vec();
+                let elem = match ps.as_slice() {
+                    [_, n, ret] if self.w.types().is_int(*n) => {
+                        match self
+                            .w
+                            .types()
+                            .cont_params(*ret)
+                            .map(|r| r.to_vec())
+                            .as_deref()
+                        {
+                            Some([_, p]) => match *self.w.kind(*p) {
+                                TypeKind::Ptr {
+                                    pointee,
+                                    space: AddrSpace::Shared,
+                                } => match *self.w.kind(pointee) {
+                                    TypeKind::Array { elem, len: None } => Some(elem),
+                                    _ => None,
+                                },
+                                _ => None,
+                            },
+                            _ => None,
+                        }
+                    }
+                    _ => None,
+                };
+                let Some(elem) = elem else {
+                    self.diags.push(Diagnostic::error(
+                        span,
+                        "the intrinsic `reserve_shared` has the type `fn[T](i32) -> &mut addrspace(3) [T]`".to_string(),
+                    ));
+                    return self.w.bottom(t);
+                };
+                let k = self.w.cont(&ps, "reserve_shared");
+                let (mem, n, ret) = (self.w.param(k, 0), self.w.param(k, 1), self.w.param(k, 2));
+                let i64t = self.w.ty_int(64, true);
+                let count = self.w.conv(i64t, n);
+                let a = self.w.alloc_in(mem, elem, count, AddrSpace::Shared);
+                let (m, p) = (self.w.extract_at(a, 0), self.w.extract_at(a, 1));
+                self.w.set_body(k, ret, &[m, p]);
+                k
+            }
+            _ => {
+                self.diags.push(Diagnostic::error(
+                    span,
+                    format!("unknown intrinsic `{name}` (durin's `cc = \"thorin\"` intrinsics are `cuda` and `reserve_shared`)"),
+                ));
+                self.w.bottom(t)
+            }
+        }
     }
 
     fn fn_body(&mut self, f: FnId, args: Vec<Ty>, k: Def) {

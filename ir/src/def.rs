@@ -220,6 +220,12 @@ pub enum Node {
     Lit(u64),
     /// An undefined value of any type. Jumping to bottom is an error at run time.
     Bottom,
+    /// The kernel-launch intrinsic, a continuation of type
+    /// `cn(mem, i32, (i32, i32, i32), (i32, i32, i32), cn(mem, T.., cn(mem)), T.., cn(mem))`:
+    /// a jump to it runs the kernel (argument 4) on device (argument 1) for a grid of
+    /// argument 2 threads in blocks of argument 3, passing the captured values `T..`, then
+    /// continues at the last argument. [`crate::Launch`] names the arguments.
+    Launch,
     /// Parameter number `.0` of the continuation in operand 0.
     Param(u32),
     /// Nominal continuation. Operands: one filter per parameter, then, once it has a body,
@@ -290,6 +296,7 @@ impl Node {
         match self {
             Node::Lit(_) => "lit",
             Node::Bottom => "bot",
+            Node::Launch => "launch",
             Node::Param(_) => "param",
             Node::Cont => "cont",
             Node::Global { .. } => "global",

@@ -154,7 +154,7 @@ pub fn run(
 fn named(w: &World, (d, message): Fail) -> InterpError {
     let layout = Layout::compute(w);
     let at = match w.node(d) {
-        Node::Lit(_) | Node::Bottom => crate::text::print_def(w, &layout, d),
+        Node::Lit(_) | Node::Bottom | Node::Launch => crate::text::print_def(w, &layout, d),
         _ => layout.name(d).unwrap_or("?").to_string(),
     };
     InterpError { at, message }
@@ -405,8 +405,10 @@ impl Interp<'_, '_> {
                 continue;
             }
             let node = w.node(d);
-            let leaf =
-                matches!(node, Node::Lit(_) | Node::Bottom | Node::Param(_)) || node.is_nominal();
+            let leaf = matches!(
+                node,
+                Node::Lit(_) | Node::Bottom | Node::Launch | Node::Param(_)
+            ) || node.is_nominal();
             if !leaf && !expanded {
                 stack.push((d, true));
                 stack.extend(
@@ -500,6 +502,9 @@ impl Interp<'_, '_> {
         Ok(match w.node(d) {
             Node::Lit(v) => Value::Bits(v),
             Node::Bottom => Value::Undef,
+            Node::Launch => {
+                return Err("a GPU kernel launch: the interpreter runs no kernels (run the program natively, or use a CPU mapping)".into())
+            }
             Node::Param(i) => {
                 let owner = ops[0];
                 let frame = env.iter().rev().find(|f| f.cont == owner).ok_or_else(|| {

@@ -16,6 +16,7 @@ pub mod def;
 pub mod dot;
 pub mod equiv;
 pub mod interp;
+pub mod launch;
 pub mod normalize;
 pub mod semantics;
 #[cfg(feature = "proptest")]
@@ -27,5 +28,6 @@ pub mod verify;
 pub mod world;
 
 pub use def::{ArithOp, CmpOp, Def, Node};
+pub use launch::Launch;
 pub use types::{AddrSpace, Type, TypeKind};
 pub use world::{Loc, World};

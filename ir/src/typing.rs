@@ -108,6 +108,10 @@ pub fn infer(w: &World, node: Node, ops: &[Def], hint: Option<Type>) -> Result<T
             arity(node, ops, 0)?;
             need_hint()?
         }
+        Node::Launch => {
+            arity(node, ops, 0)?;
+            need_hint()?
+        }
         Node::Param(i) => {
             arity(node, ops, 1)?;
             let ps = tys

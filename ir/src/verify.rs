@@ -59,7 +59,10 @@ pub fn verify(w: &World) -> Result<(), Vec<VerifyError>> {
         };
         let statement = w.contains(d)
             && !w.node(d).is_nominal()
-            && !matches!(w.node(d), Node::Param(_) | Node::Lit(_) | Node::Bottom)
+            && !matches!(
+                w.node(d),
+                Node::Param(_) | Node::Lit(_) | Node::Bottom | Node::Launch
+            )
             && w.ops(d).iter().all(|&o| w.contains(o));
         let context = statement.then(|| crate::text::statement_text(w, &layout, d));
         errors.push(VerifyError {

@@ -471,6 +471,11 @@ impl World {
         self.intern(Node::Bottom, ty, &[])
     }
 
+    /// The kernel-launch intrinsic of type `ty` (see [`Node::Launch`]).
+    pub fn launch(&mut self, ty: Type) -> Def {
+        self.intern(Node::Launch, ty, &[])
+    }
+
     /// `a op b`.
     pub fn arith(&mut self, op: ArithOp, a: Def, b: Def) -> Def {
         self.build_checked(Node::Arith(op), None, &[a, b])
@@ -543,8 +548,14 @@ impl World {
 
     /// Fresh heap memory for `count` (`i64`) elements of type `elem`: `(mem, ptr([elem]))`.
     pub fn alloc(&mut self, mem: Def, elem: Type, count: Def) -> Def {
+        self.alloc_in(mem, elem, count, AddrSpace::Generic)
+    }
+
+    /// [`Self::alloc`] in address space `space`: in [`AddrSpace::Shared`], memory that the
+    /// threads of one GPU block share, reserved for the run of a kernel.
+    pub fn alloc_in(&mut self, mem: Def, elem: Type, count: Def, space: AddrSpace) -> Def {
         let a = self.ty_array(elem, None);
-        let p = self.ty_ptr(a, AddrSpace::Generic);
+        let p = self.ty_ptr(a, space);
         let m = self.ty_mem();
         let t = self.ty_tuple(&[m, p]);
         self.build_checked(Node::Alloc, Some(t), &[mem, count])

@@ -18,6 +18,7 @@ pub mod closure;
 pub mod compact;
 pub mod live;
 pub mod mem2reg;
+pub mod outline;
 pub mod pe;
 pub mod rewrite;
 
@@ -95,6 +96,7 @@ enum Builtin {
     Cleanup,
     Mem2reg,
     Dce,
+    Outline,
     ClosureConv,
 }
 
@@ -109,13 +111,14 @@ impl Builtin {
         }
     }
 
-    const ALL: [Builtin; 7] = [
+    const ALL: [Builtin; 8] = [
         Builtin::Pe,
         Builtin::Inline,
         Builtin::Simplify,
         Builtin::Cleanup,
         Builtin::Mem2reg,
         Builtin::Dce,
+        Builtin::Outline,
         Builtin::ClosureConv,
     ];
 
@@ -127,6 +130,7 @@ impl Builtin {
             Builtin::Cleanup => "cleanup",
             Builtin::Mem2reg => "mem2reg",
             Builtin::Dce => "dce",
+            Builtin::Outline => "outline",
             Builtin::ClosureConv => "closure-conv",
         }
     }
@@ -139,6 +143,7 @@ impl Builtin {
             Builtin::Cleanup => "remove `run`/`hlt`/`known` markers, fold loads of constant tables, eta-reduce forwarding continuations, drop unused parameters and parameters always given the same constant",
             Builtin::Mem2reg => "promote stack slots whose address does not escape to values passed between continuations (SSA)",
             Builtin::Dce => "keep only what the external continuations reach",
+            Builtin::Outline => "kernel outlining: the body of each GPU kernel launch becomes a closed top-level kernel taking the values it captures",
             Builtin::ClosureConv => "first-order form for native code: lift local functions that are only called to top level, and turn functions used as values into (code, environment) pairs",
         }
     }
@@ -190,6 +195,9 @@ impl Pass for Builtin {
                 mem2reg::run(w);
             }
             Builtin::Dce => *w = compact::compact(w),
+            Builtin::Outline => {
+                outline::run(w)?;
+            }
             Builtin::ClosureConv => *w = closure::run(w)?.0,
         }
         Ok(())
@@ -261,8 +269,16 @@ impl Pipeline {
             1 => vec![Pe, Simplify, Mem2reg, Simplify, Dce],
             l => Builtin::level(l).to_vec(),
         };
+        passes.push(Outline);
         passes.push(ClosureConv);
         Pipeline::of(&passes)
+    }
+
+    /// Inserts `pass` before the last pass (for native pipelines: just before closure
+    /// elimination, after kernel outlining).
+    pub fn insert_before_last(&mut self, pass: Box<dyn Pass>) {
+        let at = self.passes.len().saturating_sub(1);
+        self.passes.insert(at, pass);
     }
 
     /// Whether the last pass is closure elimination (what native back ends need).

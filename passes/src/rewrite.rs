@@ -118,7 +118,8 @@ impl<'c> Rewriter<'c> {
         self.rewrite_body_into(w, from, to);
     }
 
-    fn rewrite_body_into(&mut self, w: &mut World, from: Def, to: Def) {
+    /// Sets the body of `to` to that of `from`, rewritten.
+    pub fn rewrite_body_into(&mut self, w: &mut World, from: Def, to: Def) {
         match w.body(from).map(|(c, a)| (c, a.to_vec())) {
             Some((callee, args)) => {
                 let c = self.rewrite(w, callee);

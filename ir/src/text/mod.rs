@@ -50,5 +50,6 @@ pub fn is_reserved_type_name(name: &str) -> bool {
             | "true"
             | "false"
             | "bot"
+            | "launch"
     )
 }

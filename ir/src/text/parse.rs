@@ -104,6 +104,7 @@ enum OpAst {
     Bool(bool),
     Lit(String, TyAst, usize),
     Bot(TyAst),
+    Launch(TyAst, usize),
 }
 
 struct StmtAst {
@@ -375,12 +376,17 @@ impl Parser {
                 self.expect(':')?;
                 Ok(OpAst::Bot(self.ty()?))
             }
+            Tok::Ident(i) if i == "launch" => {
+                self.next();
+                self.expect(':')?;
+                Ok(OpAst::Launch(self.ty()?, at))
+            }
             Tok::Number(n) => {
                 self.next();
                 self.expect(':')?;
                 Ok(OpAst::Lit(n, self.ty()?, at))
             }
-            _ => self.error("an operand (`%name`, `@name`, a literal or `bot:T`)"),
+            _ => self.error("an operand (`%name`, `@name`, a literal, `bot:T` or `launch:T`)"),
         }
     }
 
@@ -697,6 +703,11 @@ impl<'w, 'a> Builder<'w, 'a> {
             OpAst::Bot(t) => {
                 let t = self.ty(t)?;
                 Ok(self.w.bottom(t))
+            }
+            OpAst::Launch(t, at) => {
+                let t = self.ty(t)?;
+                crate::launch::check_type(self.w, t).map_err(|m| (*at, m))?;
+                Ok(self.w.launch(t))
             }
             OpAst::Lit(text, t, at) => {
                 let ty = self.ty(t)?;

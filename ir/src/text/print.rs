@@ -108,8 +108,10 @@ fn operand(w: &World, layout: &Layout, d: Def) -> String {
 fn literal(w: &World, d: Def) -> String {
     let t = w.type_of(d);
     let ty = w.types().display(t);
-    let Node::Lit(v) = w.node(d) else {
-        return format!("bot:{ty}");
+    let v = match w.node(d) {
+        Node::Lit(v) => v,
+        Node::Launch => return format!("launch:{ty}"),
+        _ => return format!("bot:{ty}"),
     };
     match *w.kind(t) {
         TypeKind::Bool => (if v & 1 == 1 { "true" } else { "false" }).to_string(),

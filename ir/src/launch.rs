@@ -1,0 +1,101 @@
+//! The kernel-launch intrinsic ([`Node::Launch`]): its type and the named arguments of a
+//! jump to it.
+//!
+//! A launch is a jump `launch(mem, device, grid, block, kernel, captured.., return)`:
+//! `grid` counts threads (not blocks) in x, y and z, as AnyDSL's `exec` does, `block` is the
+//! block size, and `kernel` is a continuation `cn(mem, captured types.., cn(mem))` that every
+//! thread runs. The frontend makes launches with a kernel that still has free values and no
+//! captured arguments; kernel outlining closes the kernel over what it captures.
+
+use crate::{Def, Node, Type, TypeKind, World};
+
+/// The arguments of a jump to the launch intrinsic, by name.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Launch {
+    /// The continuation whose body is the launch.
+    pub at: Def,
+    /// The launch intrinsic itself (the callee).
+    pub callee: Def,
+    /// The memory token.
+    pub mem: Def,
+    /// The device number (`i32`).
+    pub device: Def,
+    /// Threads in x, y and z (`(i32, i32, i32)`).
+    pub grid: Def,
+    /// Threads per block in x, y and z (`(i32, i32, i32)`).
+    pub block: Def,
+    /// The code every thread runs.
+    pub kernel: Def,
+    /// The values passed to the kernel, after its `mem`.
+    pub captured: Vec<Def>,
+    /// Where the host continues.
+    pub ret: Def,
+}
+
+impl Launch {
+    /// The launch that `k`'s body is, if it is one.
+    pub fn of(w: &World, k: Def) -> Option<Launch> {
+        let (callee, args) = w.body(k)?;
+        if !matches!(w.node(callee), Node::Launch) || args.len() < 6 {
+            return None;
+        }
+        Some(Launch {
+            at: k,
+            callee,
+            mem: args[0],
+            device: args[1],
+            grid: args[2],
+            block: args[3],
+            kernel: args[4],
+            captured: args[5..args.len() - 1].to_vec(),
+            ret: args[args.len() - 1],
+        })
+    }
+
+    /// The argument list of the jump, in order.
+    pub fn args(&self) -> Vec<Def> {
+        let mut args = vec![self.mem, self.device, self.grid, self.block, self.kernel];
+        args.extend(&self.captured);
+        args.push(self.ret);
+        args
+    }
+}
+
+/// The type of the kernel that a launch passing values of types `captured` runs:
+/// `cn(mem, captured.., cn(mem))`.
+pub fn kernel_type(w: &mut World, captured: &[Type]) -> Type {
+    let mem = w.ty_mem();
+    let ret = w.ty_cont(&[mem]);
+    let mut ps = vec![mem];
+    ps.extend_from_slice(captured);
+    ps.push(ret);
+    w.ty_cont(&ps)
+}
+
+/// The type of the launch intrinsic for kernels taking `captured`.
+pub fn launch_type(w: &mut World, captured: &[Type]) -> Type {
+    let mem = w.ty_mem();
+    let i32t = w.ty_int(32, true);
+    let dim = w.ty_tuple(&[i32t, i32t, i32t]);
+    let kernel = kernel_type(w, captured);
+    let ret = w.ty_cont(&[mem]);
+    let mut ps = vec![mem, i32t, dim, dim, kernel];
+    ps.extend_from_slice(captured);
+    ps.push(ret);
+    w.ty_cont(&ps)
+}
+
+/// Checks that `t` is the type of a launch intrinsic.
+pub fn check_type(w: &mut World, t: Type) -> Result<(), String> {
+    let shape =
+        "cn(mem, i32, (i32, i32, i32), (i32, i32, i32), cn(mem, T.., cn(mem)), T.., cn(mem))";
+    let ps = match w.kind(t) {
+        TypeKind::Cont(ps) if ps.len() >= 6 => ps.clone(),
+        _ => return Err(format!("a launch has a type of the form {shape}")),
+    };
+    let captured = &ps[5..ps.len() - 1];
+    if launch_type(w, captured) != t {
+        return Err(format!("a launch has a type of the form {shape}"));
+    }
+    Ok(())
+}

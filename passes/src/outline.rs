@@ -1,0 +1,287 @@
+//! Kernel outlining: the body of every kernel launch becomes a closed first-order kernel.
+//!
+//! After partial evaluation, the kernel of a launch ([`durin_ir::Launch`]) is a local
+//! continuation that uses values of the host code around it: device pointers, sizes,
+//! structs. Outlining clones the kernel's scope into a new top-level continuation that takes
+//! those values as parameters (`cn(mem, captured.., cn(mem))`) and passes them at the launch.
+//! The captured values are the largest host computations the kernel uses (a loaded value is
+//! passed as a value, not loaded again on the device). A kernel that is not known at compile
+//! time, or that would capture a closure, a continuation or the address of a host stack
+//! slot, is an error at the launch's source location.
+
+use crate::live::Live;
+use crate::rewrite::{cont_param_types, scope_of, DefSet, Rewriter};
+use crate::PassError;
+use durin_ir::{launch, Def, Launch, Node, TypeKind, World};
+use rustc_hash::FxHashSet;
+
+/// What outlining did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Kernels outlined.
+    pub kernels: usize,
+}
+
+/// Outlines the kernel of every launch that still captures nothing and whose kernel is not
+/// closed.
+pub fn run(w: &mut World) -> Result<Stats, PassError> {
+    let live = Live::new(w);
+    let launches: Vec<Launch> = live
+        .conts()
+        .iter()
+        .filter_map(|&k| Launch::of(w, k))
+        .collect();
+    let mut stats = Stats::default();
+    for l in launches {
+        if outline(w, &l)? {
+            stats.kernels += 1;
+        }
+    }
+    Ok(stats)
+}
+
+/// Outlines the kernel of `l`; false when it is closed already.
+fn outline(w: &mut World, l: &Launch) -> Result<bool, PassError> {
+    let loc = w.loc(l.at).or_else(|| w.loc(l.kernel));
+    if !matches!(w.node(l.kernel), Node::Cont) || w.body(l.kernel).is_none() {
+        return Err(PassError::new(
+            "the body of this kernel launch is not known at compile time (the kernel must be a function the compiler can see, such as a lambda)",
+            loc,
+        ));
+    }
+    let scope = scope_of(w, l.kernel);
+    let captured = free_values(w, &scope);
+    if captured.is_empty() && l.captured.is_empty() && !uses_host_control(w, &scope)? {
+        return Ok(false);
+    }
+    check_host_control(w, &scope, loc)?;
+    let mut tys = Vec::new();
+    for &c in &captured {
+        check_capturable(w, c, loc)?;
+        tys.push(w.type_of(c));
+    }
+    // The kernel takes the launch's own captured values first, then the new ones.
+    let mut all_tys: Vec<_> = l.captured.iter().map(|&c| w.type_of(c)).collect();
+    all_tys.extend(&tys);
+    let kty = launch::kernel_type(w, &all_tys);
+    let ps = match w.kind(kty) {
+        TypeKind::Cont(ps) => ps.to_vec(),
+        _ => unreachable!("a kernel type is a continuation type"),
+    };
+    let kernel = w.cont(&ps, "kernel");
+    if let Some(at) = loc {
+        w.set_loc(kernel, at);
+    }
+    let mut rw = Rewriter::new();
+    let old_n = w.num_params(l.kernel);
+    let n = ps.len();
+    rw.map(w.param(l.kernel, 0), w.param(kernel, 0));
+    for i in 1..old_n - 1 {
+        let (from, to) = (w.param(l.kernel, i), w.param(kernel, i));
+        rw.map(from, to);
+    }
+    rw.map(w.param(l.kernel, old_n - 1), w.param(kernel, n - 1));
+    for (j, &c) in captured.iter().enumerate() {
+        let to = w.param(kernel, old_n - 1 + j);
+        rw.map(c, to);
+    }
+    let mut pairs = Vec::new();
+    for &m in scope.iter().skip(1) {
+        let tys = cont_param_types(w, m);
+        let base = w.name(m).unwrap_or("k").to_string();
+        let c = w.cont(&tys, &base);
+        for i in 0..tys.len() {
+            let (from, to) = (w.param(m, i), w.param(c, i));
+            rw.map(from, to);
+        }
+        rw.map(m, c);
+        pairs.push((m, c));
+    }
+    rw.rewrite_body_into(w, l.kernel, kernel);
+    for (from, to) in pairs {
+        rw.rewrite_cont_into(w, from, to);
+    }
+    let mut all: Vec<Def> = l.captured.clone();
+    all.extend(&captured);
+    let lty = launch::launch_type(w, &all_tys);
+    let callee = w.launch(lty);
+    let new = Launch {
+        callee,
+        kernel,
+        captured: all,
+        ..l.clone()
+    };
+    w.set_body(l.at, callee, &new.args());
+    Ok(true)
+}
+
+/// The values the scope uses from outside: the largest computations that depend on a
+/// parameter outside the scope and on none inside it, in order of first use.
+fn free_values(w: &World, scope: &DefSet) -> Vec<Def> {
+    let mut inside = FxHashSet::default();
+    let mut memo_dep: rustc_hash::FxHashMap<Def, (bool, bool)> = Default::default();
+    let mut out = Vec::new();
+    let mut seen = FxHashSet::default();
+    for &k in scope {
+        inside.insert(k);
+    }
+    for &k in scope {
+        let Some((callee, args)) = w.body(k) else {
+            continue;
+        };
+        let mut stack: Vec<Def> = std::iter::once(callee)
+            .chain(args.iter().copied())
+            .collect();
+        stack.reverse();
+        while let Some(d) = stack.pop() {
+            if !seen.insert(d) {
+                continue;
+            }
+            let (dep_in, dep_out) = deps(w, d, &inside, &mut memo_dep);
+            if dep_in {
+                if !matches!(w.node(d), Node::Param(_)) && !w.node(d).is_nominal() {
+                    stack.extend(w.ops(d).iter().rev().copied());
+                }
+            } else if dep_out {
+                out.push(d);
+            }
+        }
+    }
+    out
+}
+
+/// Whether `d` depends on a parameter of a continuation in `inside`, and on one outside.
+fn deps(
+    w: &World,
+    d: Def,
+    inside: &FxHashSet<Def>,
+    memo: &mut rustc_hash::FxHashMap<Def, (bool, bool)>,
+) -> (bool, bool) {
+    if let Some(&r) = memo.get(&d) {
+        return r;
+    }
+    let r = match w.node(d) {
+        Node::Param(_) => {
+            let owner = w.ops(d)[0];
+            (inside.contains(&owner), !inside.contains(&owner))
+        }
+        n if n.is_nominal() => (false, false),
+        _ => {
+            let mut r = (false, false);
+            for &o in w.ops(d) {
+                let (a, b) = deps(w, o, inside, memo);
+                r = (r.0 || a, r.1 || b);
+            }
+            r
+        }
+    };
+    memo.insert(d, r);
+    r
+}
+
+/// Whether the scope jumps to or passes a continuation of the host that is not a
+/// top-level function (a block or return point of the code around the launch).
+fn uses_host_control(w: &World, scope: &DefSet) -> Result<bool, PassError> {
+    Ok(host_control(w, scope).is_some())
+}
+
+fn check_host_control(
+    w: &World,
+    scope: &DefSet,
+    loc: Option<durin_ir::Loc>,
+) -> Result<(), PassError> {
+    if let Some(k) = host_control(w, scope) {
+        let name = w.name(k).unwrap_or("?").to_string();
+        return Err(PassError::new(
+            format!("a kernel cannot continue in the host code around its launch (it uses the continuation `{name}`); a kernel ends by returning"),
+            loc,
+        ));
+    }
+    Ok(())
+}
+
+fn host_control(w: &World, scope: &DefSet) -> Option<Def> {
+    let closed = crate::rewrite::closed_conts(w, &reach_conts(w, scope));
+    for &k in scope {
+        let Some((callee, args)) = w.body(k) else {
+            continue;
+        };
+        for d in std::iter::once(callee).chain(args.iter().copied()) {
+            if matches!(w.node(d), Node::Cont)
+                && !scope.contains(&d)
+                && !closed.get(&d).copied().unwrap_or(true)
+            {
+                return Some(d);
+            }
+        }
+    }
+    None
+}
+
+/// The continuations the scope's bodies name directly, outside the scope.
+fn reach_conts(w: &World, scope: &DefSet) -> DefSet {
+    let mut out = DefSet::default();
+    for &k in scope {
+        let Some((callee, args)) = w.body(k) else {
+            continue;
+        };
+        for d in std::iter::once(callee).chain(args.iter().copied()) {
+            if matches!(w.node(d), Node::Cont) && !scope.contains(&d) {
+                out.insert(d);
+            }
+        }
+    }
+    out
+}
+
+/// Rejects values that cannot reach a kernel: functions, continuations, `mem`, and
+/// addresses of host stack slots.
+fn check_capturable(w: &World, c: Def, loc: Option<durin_ir::Loc>) -> Result<(), PassError> {
+    let t = w.type_of(c);
+    let what = if contains_cont(w, t) {
+        Some("a closure (a function value)")
+    } else if w.types().is_mem(t) {
+        Some("the host's memory state")
+    } else if from_slot(w, c) {
+        Some("the address of a host stack variable")
+    } else {
+        None
+    };
+    match what {
+        Some(what) => Err(PassError::new(
+            format!(
+                "a GPU kernel cannot capture {what}{}: kernels take pointers to device memory, scalars and structs of those (the value has the IR type {})",
+                w.name(c).map(|n| format!(" (`{n}`)")).unwrap_or_default(),
+                w.types().display(t)
+            ),
+            w.loc(c).or(loc),
+        )),
+        None => Ok(()),
+    }
+}
+
+fn contains_cont(w: &World, t: durin_ir::Type) -> bool {
+    match w.kind(t) {
+        TypeKind::Cont(_) => true,
+        TypeKind::Array { elem, len: Some(_) } => contains_cont(w, *elem),
+        TypeKind::Tuple(_) | TypeKind::Struct(_) => w
+            .types()
+            .components(t)
+            .unwrap_or_default()
+            .into_iter()
+            .any(|f| contains_cont(w, f)),
+        _ => false,
+    }
+}
+
+/// Whether `d` is (derived from) the address of a stack slot.
+fn from_slot(w: &World, d: Def) -> bool {
+    let mut d = d;
+    loop {
+        match w.node(d) {
+            Node::Slot => return true,
+            Node::Extract | Node::Lea | Node::Bitcast => d = w.ops(d)[0],
+            _ => return false,
+        }
+    }
+}

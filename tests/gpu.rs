@@ -1,0 +1,77 @@
+//! GPU programs: kernel outlining and its diagnostics (no GPU needed).
+
+use std::path::PathBuf;
+use std::process::Command;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn durin(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_durin"))
+        .current_dir(root())
+        .args(args)
+        .output()
+        .expect("durin runs")
+}
+
+#[test]
+fn outlining_closes_the_kernel_over_the_device_pointers_it_uses() {
+    let out = durin(&[
+        "check",
+        "--passes",
+        "O2,outline,dce",
+        "--print-after",
+        "dce",
+        "tests/gpu/vector_add.art",
+    ]);
+    let all = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The world after the last pass (`O2` has a `dce` of its own).
+    let text = &all[all.rfind("// ----- after").expect("printed")..];
+    // The kernel takes the two device pointers (and nothing of the host's control).
+    let kernel = text
+        .lines()
+        .find(|l| l.starts_with("cont @kernel("))
+        .unwrap_or_else(|| panic!("no kernel in:\n{text}"));
+    let params: Vec<&str> = kernel["cont @kernel(".len()..]
+        .trim_end_matches(") {")
+        .split(", %")
+        .map(|p| p.split(": ").nth(1).unwrap_or(""))
+        .collect();
+    assert_eq!(
+        params,
+        ["mem", "ptr([f32], global)", "ptr([f32], global)", "cn(mem)"],
+        "{kernel}"
+    );
+    // The launch passes them.
+    let launch = text
+        .lines()
+        .find(|l| l.contains("jump launch:"))
+        .expect("a launch");
+    assert!(launch.contains("@kernel, %"), "{launch}");
+    // Nothing of the lambda the kernel came from is left.
+    assert!(!text.contains("@lambda"), "{text}");
+}
+
+#[test]
+fn a_kernel_that_captures_a_closure_is_an_error_at_its_source() {
+    let out = durin(&[
+        "check",
+        "-O2",
+        "--passes",
+        "O2,outline",
+        "tests/gpu/captures_closure.art",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        err.contains("a GPU kernel cannot capture a closure"),
+        "{err}"
+    );
+    assert!(err.contains("captures_closure.art:"), "{err}");
+}
