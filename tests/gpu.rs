@@ -75,3 +75,21 @@ fn a_kernel_that_captures_a_closure_is_an_error_at_its_source() {
     );
     assert!(err.contains("captures_closure.art:"), "{err}");
 }
+
+#[test]
+fn native_code_with_a_kernel_launch_stops_with_an_error_at_the_launch() {
+    // Kernel code generation is not part of this build: compiling a launch natively is a
+    // clear error at its place (never a panic or a back-end failure).
+    for backend in ["llvm", "cranelift"] {
+        let out = durin(&["run", "--backend", backend, "tests/gpu/vector_add.art"]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{backend}: {err}");
+        assert!(err.contains("launches a GPU kernel"), "{backend}: {err}");
+        assert!(err.contains("vector_add.art:14:22"), "{backend}: {err}");
+    }
+    // The interpreter says it runs no kernels.
+    let out = durin(&["run", "--backend", "interp", "tests/gpu/vector_add.art"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(err.contains("the interpreter runs no kernels"), "{err}");
+}
