@@ -1,19 +1,7 @@
 //! GPU programs: kernel outlining and its diagnostics (no GPU needed).
 
-use std::path::PathBuf;
-use std::process::Command;
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn durin(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_durin"))
-        .current_dir(root())
-        .args(args)
-        .output()
-        .expect("durin runs")
-}
+mod common;
+use common::durin;
 
 #[test]
 fn outlining_closes_the_kernel_over_the_device_pointers_it_uses() {

@@ -5,17 +5,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn durin(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_durin"))
-        .current_dir(root())
-        .args(args)
-        .output()
-        .expect("durin runs")
-}
+mod common;
+use common::{durin, root};
 
 fn ok(out: &std::process::Output, what: &str) {
     assert!(

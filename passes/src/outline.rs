@@ -10,7 +10,7 @@
 //! slot, is an error at the launch's source location.
 
 use crate::live::Live;
-use crate::rewrite::{cont_param_types, scope_of, DefSet, Rewriter};
+use crate::rewrite::{scope_of, DefSet, Rewriter};
 use crate::PassError;
 use durin_ir::{launch, Def, Launch, Node, TypeKind, World};
 use rustc_hash::FxHashSet;
@@ -85,18 +85,7 @@ fn outline(w: &mut World, l: &Launch) -> Result<bool, PassError> {
         let to = w.param(kernel, old_n - 1 + j);
         rw.map(c, to);
     }
-    let mut pairs = Vec::new();
-    for &m in scope.iter().skip(1) {
-        let tys = cont_param_types(w, m);
-        let base = w.name(m).unwrap_or("k").to_string();
-        let c = w.cont(&tys, &base);
-        for i in 0..tys.len() {
-            let (from, to) = (w.param(m, i), w.param(c, i));
-            rw.map(from, to);
-        }
-        rw.map(m, c);
-        pairs.push((m, c));
-    }
+    let pairs = crate::rewrite::clone_conts(w, &mut rw, scope.iter().skip(1).copied());
     rw.rewrite_body_into(w, l.kernel, kernel);
     for (from, to) in pairs {
         rw.rewrite_cont_into(w, from, to);

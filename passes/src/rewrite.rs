@@ -438,18 +438,7 @@ pub fn specialize_in(
             rw.map(p, *a);
         }
     }
-    let mut pairs = Vec::new();
-    for &m in scope.iter().skip(1) {
-        let tys = cont_param_types(w, m);
-        let base = w.name(m).unwrap_or("k").to_string();
-        let c = w.cont(&tys, &base);
-        for i in 0..tys.len() {
-            let (from, to) = (w.param(m, i), w.param(c, i));
-            rw.map(from, to);
-        }
-        rw.map(m, c);
-        pairs.push((m, c));
-    }
+    let pairs = clone_conts(w, &mut rw, scope.iter().skip(1).copied());
     // The clone's own filters: those of the kept parameters.
     for (j, &i) in kept.iter().enumerate() {
         let f = w.filters(entry)[i];
@@ -478,6 +467,29 @@ pub fn specialize_in(
         }
     }
     clone
+}
+
+/// A fresh continuation for each of `conts`, with the same parameter types and name, mapped
+/// by `rw` (with its parameters) to the old one's place; returns the (old, new) pairs, whose
+/// bodies the caller rewrites.
+pub fn clone_conts(
+    w: &mut World,
+    rw: &mut Rewriter,
+    conts: impl Iterator<Item = Def>,
+) -> Vec<(Def, Def)> {
+    let mut pairs = Vec::new();
+    for m in conts {
+        let tys = cont_param_types(w, m);
+        let base = w.name(m).unwrap_or("k").to_string();
+        let c = w.cont(&tys, &base);
+        for i in 0..tys.len() {
+            let (from, to) = (w.param(m, i), w.param(c, i));
+            rw.map(from, to);
+        }
+        rw.map(m, c);
+        pairs.push((m, c));
+    }
+    pairs
 }
 
 /// Whether `t` is a function type: a continuation type whose last parameter is a return
