@@ -50,11 +50,11 @@ fn outline(w: &mut World, l: &Launch) -> Result<bool, PassError> {
         ));
     }
     let scope = scope_of(w, l.kernel);
+    check_host_control(w, &scope, loc)?;
     let captured = free_values(w, &scope);
-    if captured.is_empty() && l.captured.is_empty() && !uses_host_control(w, &scope)? {
+    if captured.is_empty() && l.captured.is_empty() {
         return Ok(false);
     }
-    check_host_control(w, &scope, loc)?;
     let mut tys = Vec::new();
     for &c in &captured {
         check_capturable(w, c, loc)?;
@@ -168,12 +168,8 @@ fn deps(
     r
 }
 
-/// Whether the scope jumps to or passes a continuation of the host that is not a
+/// Rejects a kernel that jumps to or passes a continuation of the host that is not a
 /// top-level function (a block or return point of the code around the launch).
-fn uses_host_control(w: &World, scope: &DefSet) -> Result<bool, PassError> {
-    Ok(host_control(w, scope).is_some())
-}
-
 fn check_host_control(
     w: &World,
     scope: &DefSet,
