@@ -81,3 +81,22 @@ fn native_code_with_a_kernel_launch_stops_with_an_error_at_the_launch() {
     assert!(!out.status.success());
     assert!(err.contains("the interpreter runs no kernels"), "{err}");
 }
+
+#[test]
+fn a_kernel_that_returns_into_host_code_is_an_error_at_the_return() {
+    // `return(1)` in the kernel would continue in the host function: the branch that does
+    // it is selected inside the kernel (not a direct jump), and the error points at it.
+    let out = durin(&[
+        "check",
+        "--passes",
+        "O2,outline",
+        "tests/gpu/returns_from_kernel.art",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        err.contains("a kernel cannot continue in the host code"),
+        "{err}"
+    );
+    assert!(err.contains("returns_from_kernel.art:5:19"), "{err}");
+}

@@ -10,7 +10,9 @@
 //! slot, is an error at the launch's source location.
 
 use crate::live::Live;
-use crate::rewrite::{scope_of, DefSet, Rewriter};
+use crate::rewrite::{
+    clone_conts, closed_conts, is_function_type, scope_of, DefSet, Rewriter, UseCache,
+};
 use crate::PassError;
 use durin_ir::{launch, Def, Launch, Node, TypeKind, World};
 use rustc_hash::FxHashSet;
@@ -50,8 +52,9 @@ fn outline(w: &mut World, l: &Launch) -> Result<bool, PassError> {
         ));
     }
     let scope = scope_of(w, l.kernel);
-    check_host_control(w, &scope, loc)?;
-    let captured = free_values(w, &scope);
+    let mut cache = UseCache::default();
+    check_host_control(w, &scope, &mut cache, loc)?;
+    let captured = free_values(w, &scope, &mut cache);
     if captured.is_empty() && l.captured.is_empty() {
         return Ok(false);
     }
@@ -64,28 +67,26 @@ fn outline(w: &mut World, l: &Launch) -> Result<bool, PassError> {
     let mut all_tys: Vec<_> = l.captured.iter().map(|&c| w.type_of(c)).collect();
     all_tys.extend(&tys);
     let kty = launch::kernel_type(w, &all_tys);
-    let ps = match w.kind(kty) {
-        TypeKind::Cont(ps) => ps.to_vec(),
-        _ => unreachable!("a kernel type is a continuation type"),
-    };
+    let ps = w.types().cont_params(kty).unwrap_or_default().to_vec();
     let kernel = w.cont(&ps, "kernel");
     if let Some(at) = loc {
         w.set_loc(kernel, at);
     }
+    // Old parameters keep their places (mem, the launch's captured values), the new ones
+    // come before the return point, which stays last.
     let mut rw = Rewriter::new();
     let old_n = w.num_params(l.kernel);
-    let n = ps.len();
-    rw.map(w.param(l.kernel, 0), w.param(kernel, 0));
-    for i in 1..old_n - 1 {
+    for i in 0..old_n - 1 {
         let (from, to) = (w.param(l.kernel, i), w.param(kernel, i));
         rw.map(from, to);
     }
-    rw.map(w.param(l.kernel, old_n - 1), w.param(kernel, n - 1));
+    let (old_ret, ret) = (w.param(l.kernel, old_n - 1), w.param(kernel, ps.len() - 1));
+    rw.map(old_ret, ret);
     for (j, &c) in captured.iter().enumerate() {
         let to = w.param(kernel, old_n - 1 + j);
         rw.map(c, to);
     }
-    let pairs = crate::rewrite::clone_conts(w, &mut rw, scope.iter().skip(1).copied());
+    let pairs = clone_conts(w, &mut rw, scope.iter().skip(1).copied());
     rw.rewrite_body_into(w, l.kernel, kernel);
     for (from, to) in pairs {
         rw.rewrite_cont_into(w, from, to);
@@ -106,32 +107,31 @@ fn outline(w: &mut World, l: &Launch) -> Result<bool, PassError> {
 
 /// The values the scope uses from outside: the largest computations that depend on a
 /// parameter outside the scope and on none inside it, in order of first use.
-fn free_values(w: &World, scope: &DefSet) -> Vec<Def> {
-    let mut inside = FxHashSet::default();
-    let mut memo_dep: rustc_hash::FxHashMap<Def, (bool, bool)> = Default::default();
+fn free_values(w: &World, scope: &DefSet, cache: &mut UseCache) -> Vec<Def> {
+    let inside = |p: &Def| scope.contains(&w.ops(*p)[0]);
     let mut out = Vec::new();
     let mut seen = FxHashSet::default();
-    for &k in scope {
-        inside.insert(k);
-    }
     for &k in scope {
         let Some((callee, args)) = w.body(k) else {
             continue;
         };
         let mut stack: Vec<Def> = std::iter::once(callee)
             .chain(args.iter().copied())
+            .rev()
             .collect();
-        stack.reverse();
         while let Some(d) = stack.pop() {
-            if !seen.insert(d) {
+            if !seen.insert(d) || w.node(d).is_nominal() {
                 continue;
             }
-            let (dep_in, dep_out) = deps(w, d, &inside, &mut memo_dep);
-            if dep_in {
-                if !matches!(w.node(d), Node::Param(_)) && !w.node(d).is_nominal() {
+            let reach = cache.of(w, d);
+            let mut params = reach
+                .iter()
+                .filter(|&&x| matches!(w.node(x), Node::Param(_)));
+            if params.clone().any(inside) {
+                if !matches!(w.node(d), Node::Param(_)) {
                     stack.extend(w.ops(d).iter().rev().copied());
                 }
-            } else if dep_out {
+            } else if params.next().is_some() {
                 out.push(d);
             }
         }
@@ -139,84 +139,38 @@ fn free_values(w: &World, scope: &DefSet) -> Vec<Def> {
     out
 }
 
-/// Whether `d` depends on a parameter of a continuation in `inside`, and on one outside.
-fn deps(
-    w: &World,
-    d: Def,
-    inside: &FxHashSet<Def>,
-    memo: &mut rustc_hash::FxHashMap<Def, (bool, bool)>,
-) -> (bool, bool) {
-    if let Some(&r) = memo.get(&d) {
-        return r;
-    }
-    let r = match w.node(d) {
-        Node::Param(_) => {
-            let owner = w.ops(d)[0];
-            (inside.contains(&owner), !inside.contains(&owner))
-        }
-        n if n.is_nominal() => (false, false),
-        _ => {
-            let mut r = (false, false);
-            for &o in w.ops(d) {
-                let (a, b) = deps(w, o, inside, memo);
-                r = (r.0 || a, r.1 || b);
-            }
-            r
-        }
-    };
-    memo.insert(d, r);
-    r
-}
-
-/// Rejects a kernel that jumps to or passes a continuation of the host that is not a
-/// top-level function (a block or return point of the code around the launch).
+/// Rejects a kernel that jumps to, passes or selects a continuation of the host other than a
+/// closed function (a block or return point of the code around the launch, or a local
+/// function using its values).
 fn check_host_control(
     w: &World,
     scope: &DefSet,
+    cache: &mut UseCache,
     loc: Option<durin_ir::Loc>,
 ) -> Result<(), PassError> {
-    if let Some(k) = host_control(w, scope) {
-        let name = w.name(k).unwrap_or("?").to_string();
-        return Err(PassError::new(
-            format!("a kernel cannot continue in the host code around its launch (it uses the continuation `{name}`); a kernel ends by returning"),
-            loc,
-        ));
-    }
-    Ok(())
-}
-
-fn host_control(w: &World, scope: &DefSet) -> Option<Def> {
-    let closed = crate::rewrite::closed_conts(w, &reach_conts(w, scope));
+    let mut outside = DefSet::default();
     for &k in scope {
-        let Some((callee, args)) = w.body(k) else {
-            continue;
-        };
-        for d in std::iter::once(callee).chain(args.iter().copied()) {
-            if matches!(w.node(d), Node::Cont)
-                && !scope.contains(&d)
-                && !closed.get(&d).copied().unwrap_or(true)
-            {
-                return Some(d);
-            }
-        }
+        let (conts, _) = cache.direct_uses(w, k);
+        outside.extend(conts.into_iter().filter(|c| !scope.contains(c)));
     }
-    None
-}
-
-/// The continuations the scope's bodies name directly, outside the scope.
-fn reach_conts(w: &World, scope: &DefSet) -> DefSet {
-    let mut out = DefSet::default();
-    for &k in scope {
-        let Some((callee, args)) = w.body(k) else {
-            continue;
-        };
-        for d in std::iter::once(callee).chain(args.iter().copied()) {
-            if matches!(w.node(d), Node::Cont) && !scope.contains(&d) {
-                out.insert(d);
-            }
-        }
+    // Whether a function is closed depends on everything it reaches.
+    let mut reached = outside.clone();
+    let mut i = 0;
+    while i < reached.len() {
+        let (conts, _) = cache.direct_uses(w, reached[i]);
+        reached.extend(conts);
+        i += 1;
     }
-    out
+    let closed = closed_conts(w, &reached);
+    let host = |c: &&Def| !is_function_type(w, w.type_of(**c)) || !closed[*c];
+    let Some(&k) = outside.iter().find(host) else {
+        return Ok(());
+    };
+    let name = w.name(k).unwrap_or("?");
+    Err(PassError::new(
+        format!("a kernel cannot continue in the host code around its launch (it uses the continuation `{name}`); a kernel ends by returning"),
+        w.loc(k).or(loc),
+    ))
 }
 
 /// Rejects values that cannot reach a kernel: functions, continuations, `mem`, and
