@@ -372,9 +372,10 @@ fn optimize(
         print!("{text}");
     });
     lowered.main = main_at.and_then(|i| lowered.world.externals().nth(i));
-    if result.is_ok() && native {
-        reject_launches(&lowered.world, &out.sources)?;
-    }
+    let result = match result {
+        Ok(times) if native => reject_launches(&lowered.world).map(|()| times),
+        r => r,
+    };
     if result.is_ok() && opt.report.as_deref() == Some("closures") {
         report_closures(&lowered.world, &out.sources);
     }
@@ -414,30 +415,20 @@ fn optimize(
 
 /// Native code cannot launch GPU kernels yet: a launch left after the passes is an error
 /// at its source location.
-fn reject_launches(
-    w: &durin_ir::World,
-    sources: &durin_frontend::source::SourceMap,
-) -> Result<(), String> {
-    use durin_frontend::diag::Diagnostic;
-    use durin_frontend::source::Span;
+fn reject_launches(w: &durin_ir::World) -> Result<(), durin_passes::PassError> {
     let live = durin_passes::live::Live::new(w);
     // The callee is the launch node, or (after closure elimination) its code.
     let is_launch = |d: durin_ir::Def| matches!(w.node(d), durin_ir::Node::Launch);
     let launches = |&&k: &&durin_ir::Def| {
         w.body(k)
-            .is_some_and(|(c, _)| is_launch(c) || (w.ops(c).first().is_some_and(|&o| is_launch(o))))
+            .is_some_and(|(c, _)| is_launch(c) || w.ops(c).first().is_some_and(|&o| is_launch(o)))
     };
-    let Some(&at) = live.conts().iter().find(launches) else {
-        return Ok(());
-    };
-    let message = "this program launches a GPU kernel, and durin cannot yet generate kernel code (the CUDA back end is in progress); the kernel outlining pass runs (`durin check --passes O2,outline --print-after outline`)";
-    match w.loc(at) {
-        Some(loc) => {
-            let d = Diagnostic::error(Span::from_loc(loc), message);
-            eprint!("{}", durin_frontend::diag::render(sources, &[d]));
-            Err("error: could not compile the program (1 error)".into())
-        }
-        None => Err(format!("error: {message}")),
+    match live.conts().iter().find(launches) {
+        Some(&at) => Err(durin_passes::PassError::new(
+            "this program launches a GPU kernel, and durin cannot yet generate kernel code (the CUDA back end is in progress); the kernel outlining pass runs (`durin check --passes O2,outline --print-after outline`)",
+            w.loc(at),
+        )),
+        None => Ok(()),
     }
 }
 

@@ -100,3 +100,32 @@ fn a_kernel_that_returns_into_host_code_is_an_error_at_the_return() {
     );
     assert!(err.contains("returns_from_kernel.art:5:19"), "{err}");
 }
+
+#[test]
+fn reserve_shared_is_an_allocation_in_the_shared_space_inside_the_kernel() {
+    let out = durin(&[
+        "check",
+        "--passes",
+        "O2,outline,dce",
+        "--print-after",
+        "dce",
+        "tests/gpu/reverse_block.art",
+    ]);
+    let all = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = &all[all.rfind("// ----- after").expect("printed")..];
+    let kernel = &text[text.find("cont @kernel(").expect("a kernel")..];
+    // The tile: 64 floats of shared memory, reserved in the kernel, then the barrier.
+    assert!(
+        kernel.contains("(mem, ptr([f32], shared)) = alloc(") && kernel.contains(", 64:i64)"),
+        "{kernel}"
+    );
+    assert!(kernel.contains("@__syncthreads("), "{kernel}");
+    // The host code reserves no shared memory.
+    let host = &text[..text.find("cont @kernel(").unwrap()];
+    assert!(!host.contains("shared)) = alloc("), "{host}");
+}

@@ -454,33 +454,8 @@ impl<'p> Lowerer<'p> {
                 self.w.launch(t)
             }
             "reserve_shared" => {
-                // `fn(i32) -> &mut addrspace(3) [T]`.
                 let ps = self.w.types().cont_params(t).unwrap_or(&[]).to_vec();
-                let elem = match ps.as_slice() {
-                    [_, n, ret] if self.w.types().is_int(*n) => {
-                        match self
-                            .w
-                            .types()
-                            .cont_params(*ret)
-                            .map(|r| r.to_vec())
-                            .as_deref()
-                        {
-                            Some([_, p]) => match *self.w.kind(*p) {
-                                TypeKind::Ptr {
-                                    pointee,
-                                    space: AddrSpace::Shared,
-                                } => match *self.w.kind(pointee) {
-                                    TypeKind::Array { elem, len: None } => Some(elem),
-                                    _ => None,
-                                },
-                                _ => None,
-                            },
-                            _ => None,
-                        }
-                    }
-                    _ => None,
-                };
-                let Some(elem) = elem else {
+                let Some(elem) = shared_elem(&self.w, t) else {
                     self.diags.push(Diagnostic::error(
                         span,
                         "the intrinsic `reserve_shared` has the type `fn[T](i32) -> &mut addrspace(3) [T]`".to_string(),
@@ -1344,6 +1319,28 @@ impl<'p> Lowerer<'p> {
                 self.w.bottom(to)
             }
         }
+    }
+}
+
+/// `T` if `t` is the IR type of `fn(int) -> &mut addrspace(3) [T]` (`reserve_shared`).
+fn shared_elem(w: &World, t: Type) -> Option<Type> {
+    let tys = w.types();
+    let [_, n, ret] = tys.cont_params(t)? else {
+        return None;
+    };
+    let [_, p] = tys.cont_params(*ret)? else {
+        return None;
+    };
+    let TypeKind::Ptr {
+        pointee,
+        space: AddrSpace::Shared,
+    } = *tys.kind(*p)
+    else {
+        return None;
+    };
+    match *tys.kind(pointee) {
+        TypeKind::Array { elem, len: None } if tys.is_int(*n) => Some(elem),
+        _ => None,
     }
 }
 

@@ -274,13 +274,6 @@ impl Pipeline {
         Pipeline::of(&passes)
     }
 
-    /// Inserts `pass` before the last pass (for native pipelines: just before closure
-    /// elimination, after kernel outlining).
-    pub fn insert_before_last(&mut self, pass: Box<dyn Pass>) {
-        let at = self.passes.len().saturating_sub(1);
-        self.passes.insert(at, pass);
-    }
-
     /// Whether the last pass is closure elimination (what native back ends need).
     pub fn ends_first_order(&self) -> bool {
         self.passes
