@@ -1,6 +1,7 @@
 //! The `durin` command line. It holds no compiler logic: each subcommand reads its input,
 //! calls the library crates and reports their results and diagnostics.
 
+mod gpu;
 mod native;
 
 use clap::{Parser, Subcommand};
@@ -151,6 +152,9 @@ enum Command {
         /// Target CPU (default: the host's CPU and its features).
         #[arg(long, value_name = "NAME")]
         cpu: Option<String>,
+        /// GPU architecture for `--emit ptx` (`sm_XY`, compute capability X.Y).
+        #[arg(long, value_name = "sm_XY", default_value = "sm_90")]
+        gpu_arch: String,
         #[command(flatten)]
         compile: CompileArgs,
     },
@@ -215,8 +219,10 @@ fn main() -> ExitCode {
             output,
             emit,
             cpu,
+            gpu_arch,
             compile,
-        } => build_command(&files, &output, emit, cpu, &compile).map(|_| ExitCode::SUCCESS),
+        } => build_command(&files, &output, emit, cpu, &gpu_arch, &compile)
+            .map(|_| ExitCode::SUCCESS),
         Command::Ir {
             file,
             dot,
@@ -320,15 +326,16 @@ fn check_command(files: &[PathBuf], print_ir: bool, compile: &CompileArgs) -> Re
 /// the lowered program; errors are rendered against the sources.
 ///
 /// For a `native` back end the pipeline ends with closure elimination (added after
-/// `--passes` when the list does not end with it).
+/// `--passes` when the list does not end with it), and kernel launches are lowered just
+/// before it: the result is then the program's CUDA module, if it launches kernels.
 fn optimize(
     out: &mut durin_frontend::driver::Output,
     opt: &OptArgs,
     default_level: u8,
     native: bool,
-) -> Result<(), String> {
+) -> Result<Option<gpu::DeviceModule>, String> {
     let level = opt.opt_level.unwrap_or(default_level);
-    let pipeline = match &opt.passes {
+    let mut pipeline = match &opt.passes {
         Some(p) => {
             let mut p = durin_passes::Pipeline::parse(p).map_err(|e| format!("error: {e}"))?;
             if native && !p.ends_first_order() {
@@ -343,11 +350,18 @@ fn optimize(
         None if native => durin_passes::Pipeline::for_native(level),
         None => durin_passes::Pipeline::for_level(level),
     };
+    let module = std::rc::Rc::new(std::cell::RefCell::new(None));
+    if native {
+        pipeline.insert_before_last(Box::new(gpu::LowerLaunches {
+            module: module.clone(),
+            sources: out.sources.clone(),
+        }));
+    }
     let print_after = match opt.print_after.as_deref() {
         None => durin_passes::PrintAfter::None,
         Some("all") => durin_passes::PrintAfter::All,
         Some(p) => {
-            if !durin_passes::passes().any(|(n, _)| n == p) {
+            if !durin_passes::passes().any(|(n, _)| n == p) && p != "kernels" {
                 return Err(format!(
                     "error: --print-after: unknown pass `{p}` (see --list-passes)"
                 ));
@@ -361,7 +375,7 @@ fn optimize(
         config: durin_passes::Config { fuel: opt.pe_fuel },
     };
     let Some(lowered) = out.lowered.as_mut() else {
-        return Ok(());
+        return Ok(None);
     };
     // Passes may build a new world: find `main` again by its place among the externals.
     let main_at = lowered
@@ -372,10 +386,6 @@ fn optimize(
         print!("{text}");
     });
     lowered.main = main_at.and_then(|i| lowered.world.externals().nth(i));
-    let result = match result {
-        Ok(times) if native => reject_launches(&lowered.world).map(|()| times),
-        r => r,
-    };
     if result.is_ok() && opt.report.as_deref() == Some("closures") {
         report_closures(&lowered.world, &out.sources);
     }
@@ -391,7 +401,7 @@ fn optimize(
                 }
                 eprintln!("{:<10} {:>10.3}", "total", total);
             }
-            Ok(())
+            Ok(module.take())
         }
         // An error with a place is shown against the source, like the checker's.
         Err(e) => {
@@ -410,25 +420,6 @@ fn optimize(
             eprint!("{}", durin_frontend::diag::render(&out.sources, &[d]));
             Err("error: could not compile the program (1 error)".into())
         }
-    }
-}
-
-/// Native code cannot launch GPU kernels yet: a launch left after the passes is an error
-/// at its source location.
-fn reject_launches(w: &durin_ir::World) -> Result<(), durin_passes::PassError> {
-    let live = durin_passes::live::Live::new(w);
-    // The callee is the launch node, or (after closure elimination) its code.
-    let is_launch = |d: durin_ir::Def| matches!(w.node(d), durin_ir::Node::Launch);
-    let launches = |&&k: &&durin_ir::Def| {
-        w.body(k)
-            .is_some_and(|(c, _)| is_launch(c) || w.ops(c).first().is_some_and(|&o| is_launch(o)))
-    };
-    match live.conts().iter().find(launches) {
-        Some(&at) => Err(durin_passes::PassError::new(
-            "this program launches a GPU kernel, and durin cannot yet generate kernel code (the CUDA back end is in progress); the kernel outlining pass runs (`durin check --passes O2,outline --print-after outline`)",
-            w.loc(at),
-        )),
-        None => Ok(()),
     }
 }
 
@@ -551,11 +542,32 @@ fn build_command(
     output: &Path,
     emit: native::BuildEmit,
     cpu: Option<String>,
+    gpu_arch: &str,
     compile: &CompileArgs,
 ) -> Result<(), String> {
     let (opt, time) = (&compile.opt, compile.time);
     let mut out = compile_files(files, compile)?;
-    optimize(&mut out, opt, 2, true)?;
+    let module = optimize(&mut out, opt, 2, true)?;
+    if matches!(emit, native::BuildEmit::Cuda | native::BuildEmit::Ptx) {
+        let Some(module) = module else {
+            return Err(
+                "error: the program launches no GPU kernel: there is no CUDA code to write".into(),
+            );
+        };
+        let bytes = if emit == native::BuildEmit::Ptx {
+            let t = Instant::now();
+            let ptx = durin_runtime::cuda::nvrtc::compile(&module.source, gpu_arch, false)
+                .map_err(|e| format!("error: {e}"))?;
+            if time {
+                eprintln!("   nvrtc: {:.3} ms", t.elapsed().as_secs_f64() * 1e3);
+            }
+            ptx
+        } else {
+            module.source.into_bytes()
+        };
+        return std::fs::write(output, bytes)
+            .map_err(|e| format!("error: cannot write `{}`: {e}", output.display()));
+    }
     let Some(lowered) = &out.lowered else {
         return Err("error: nothing to build".into());
     };

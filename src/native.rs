@@ -21,6 +21,10 @@ pub enum BuildEmit {
     Header,
     /// An executable (object file linked with the runtime by `cc`).
     Exe,
+    /// The CUDA C of the program's kernels.
+    Cuda,
+    /// The PTX of the program's kernels (CUDA C compiled by NVRTC for `--gpu-arch`).
+    Ptx,
 }
 
 /// Which code generator makes native code in memory.
@@ -214,7 +218,9 @@ pub fn build(
         BuildEmit::Asm => (Emit::Assembly, out.to_path_buf()),
         BuildEmit::LlvmIr => (Emit::LlvmIr, out.to_path_buf()),
         BuildEmit::Exe => (Emit::Object, temp_object(out)),
-        BuildEmit::Header => unreachable!("handled above"),
+        BuildEmit::Header | BuildEmit::Cuda | BuildEmit::Ptx => {
+            unreachable!("written before native code generation")
+        }
     };
     compiled
         .emit(emit, &file)

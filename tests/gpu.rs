@@ -1,4 +1,6 @@
-//! GPU programs: kernel outlining and its diagnostics (no GPU needed).
+//! GPU programs: kernel outlining and its diagnostics, CUDA C and its compilation by NVRTC
+//! (no GPU needed), and runs on the GPU compared with the CPU (skipped with a message where
+//! there is no CUDA driver).
 
 mod common;
 use common::durin;
@@ -64,22 +66,193 @@ fn a_kernel_that_captures_a_closure_is_an_error_at_its_source() {
     assert!(err.contains("captures_closure.art:"), "{err}");
 }
 
+/// The GPU programs of the test suite and the benchmarks.
+const PROGRAMS: &[&str] = &[
+    "tests/gpu/vector_add.art",
+    "tests/gpu/reduce_atomic.art",
+    "tests/gpu/stencil5x5.art",
+    "tests/gpu/math.art",
+    "tests/gpu/reverse_block.art",
+    "benches/gpu/copy.art",
+    "benches/gpu/launch.art",
+];
+
+fn ok(out: &std::process::Output, what: &str) -> String {
+    assert!(
+        out.status.success(),
+        "{what} failed:\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 #[test]
-fn native_code_with_a_kernel_launch_stops_with_an_error_at_the_launch() {
-    // Kernel code generation is not part of this build: compiling a launch natively is a
-    // clear error at its place (never a panic or a back-end failure).
-    for backend in ["llvm", "cranelift"] {
-        let out = durin(&["run", "--backend", backend, "tests/gpu/vector_add.art"]);
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(1), "{backend}: {err}");
-        assert!(err.contains("launches a GPU kernel"), "{backend}: {err}");
-        assert!(err.contains("vector_add.art:14:22"), "{backend}: {err}");
+fn every_kernel_compiles_with_nvrtc_for_sm_90() {
+    assert!(
+        durin_runtime::cuda::nvrtc::available(),
+        "NVRTC is not on the library path (run the tests through ./scripts/test, which sets it up)"
+    );
+    let dir = std::env::temp_dir().join(format!("durin-ptx-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for p in PROGRAMS {
+        let out_file = dir.join("out.ptx");
+        let out = durin(&[
+            "build",
+            "--emit",
+            "ptx",
+            "--gpu-arch",
+            "sm_90",
+            "-o",
+            out_file.to_str().unwrap(),
+            p,
+        ]);
+        ok(&out, &format!("compiling the kernels of {p} to PTX"));
+        let ptx = std::fs::read_to_string(&out_file).unwrap();
+        assert!(ptx.contains(".target sm_90"), "{p}: {ptx}");
+        assert!(
+            ptx.contains(".entry kernel_0") || ptx.contains(".entry lambda_0"),
+            "{p}: {ptx}"
+        );
     }
-    // The interpreter says it runs no kernels.
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_cuda_text_shows_restrict_const_launch_bounds_and_shared_memory() {
+    let cuda = |p: &str| {
+        ok(
+            &durin(&["build", "--emit", "cuda", "-o", "/dev/stdout", p]),
+            p,
+        )
+    };
+    let va = cuda("tests/gpu/vector_add.art");
+    // `a` is only read and `b` only written; both come from their own allocations.
+    assert!(
+        va.contains(
+            "extern \"C\" __global__ void __launch_bounds__(256) kernel_0(const float* __restrict__ "
+        ),
+        "{va}"
+    );
+    assert!(va.contains(", float* __restrict__ "), "{va}");
+    assert!(
+        va.contains("blockIdx.x") && va.contains("threadIdx.x"),
+        "{va}"
+    );
+    let rb = cuda("tests/gpu/reverse_block.art");
+    assert!(rb.contains("__shared__ float "), "{rb}");
+    assert!(rb.contains("[64];"), "{rb}");
+    assert!(rb.contains("__syncthreads();"), "{rb}");
+    // The one buffer is read and written: not const.
+    assert!(!rb.contains("const float*"), "{rb}");
+}
+
+#[test]
+fn a_program_without_kernels_has_no_cuda_code() {
+    let out = durin(&[
+        "build",
+        "--emit",
+        "cuda",
+        "-o",
+        "/dev/null",
+        "tests/native/mathlib.art",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("launches no GPU kernel"), "{err}");
+}
+
+#[test]
+fn the_interpreter_runs_no_kernels() {
     let out = durin(&["run", "--backend", "interp", "tests/gpu/vector_add.art"]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
     assert!(err.contains("the interpreter runs no kernels"), "{err}");
+}
+
+/// Whether this machine can run kernels; says so when it cannot.
+fn gpu_present(test: &str) -> bool {
+    let present = durin_runtime::cuda::driver_present();
+    if !present {
+        eprintln!("skipped: {test}: no CUDA driver on this machine (the GPU tests run on a machine with an NVIDIA GPU)");
+    }
+    present
+}
+
+#[test]
+fn without_a_gpu_a_launch_is_a_clear_error() {
+    if durin_runtime::cuda::driver_present() {
+        return;
+    }
+    for backend in ["llvm", "cranelift"] {
+        let out = durin(&["run", "--backend", backend, "tests/gpu/vector_add.art"]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{backend}");
+        assert!(err.contains("no CUDA driver found"), "{backend}: {err}");
+        assert!(!err.contains("panicked"), "{backend}: {err}");
+    }
+}
+
+/// Runs a GPU program with both JIT back ends and returns the output (equal for both).
+fn run_on_gpu(p: &str) -> String {
+    let llvm = ok(&durin(&["run", p]), p);
+    let cranelift = ok(&durin(&["run", "--backend", "cranelift", p]), p);
+    assert_eq!(
+        llvm, cranelift,
+        "{p}: LLVM and Cranelift host code disagree"
+    );
+    llvm
+}
+
+#[test]
+fn gpu_vector_add_equals_the_cpu() {
+    if !gpu_present("vector add") {
+        return;
+    }
+    // Every element of b = 2a + 1 is checked on the CPU: all 2^20 are right.
+    assert_eq!(run_on_gpu("tests/gpu/vector_add.art"), "1048576\n");
+}
+
+#[test]
+fn gpu_atomic_reduction_equals_the_cpu() {
+    if !gpu_present("atomic reduction") {
+        return;
+    }
+    let out = run_on_gpu("tests/gpu/reduce_atomic.art");
+    // The sum of ((i * 7919) % 1001 - 500) for i < 2^20, in wrapping i32 as the program
+    // computes it.
+    let expected = (0..1i32 << 20)
+        .map(|i| i.wrapping_mul(7919) % 1001 - 500)
+        .fold(0i32, i32::wrapping_add);
+    assert_eq!(out, format!("gpu {expected} cpu {expected} equal\n"));
+}
+
+#[test]
+fn gpu_stencil_with_a_shared_tile_equals_the_cpu() {
+    if !gpu_present("5x5 stencil") {
+        return;
+    }
+    let out = run_on_gpu("tests/gpu/stencil5x5.art");
+    assert!(out.starts_with("pixels 786432 differ 0 checksum "), "{out}");
+}
+
+#[test]
+fn gpu_math_functions_are_within_a_few_ulp_of_the_cpu() {
+    if !gpu_present("math intrinsics") {
+        return;
+    }
+    let out = run_on_gpu("tests/gpu/math.art");
+    let words: Vec<&str> = out.split_whitespace().collect();
+    assert_eq!(words[..2], ["values", "65536"], "{out}");
+    assert_eq!(words[4..], ["over_8", "0"], "{out}");
+}
+
+#[test]
+fn gpu_reverse_block_through_shared_memory() {
+    if !gpu_present("reverse block") {
+        return;
+    }
+    assert_eq!(run_on_gpu("tests/gpu/reverse_block.art"), "1024\n");
 }
 
 #[test]

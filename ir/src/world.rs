@@ -316,6 +316,11 @@ impl World {
         self.externals.insert(cont);
     }
 
+    /// Makes no continuation external (to choose the entries of a copy of the world).
+    pub fn clear_externals(&mut self) {
+        self.externals.clear();
+    }
+
     /// Whether `d` is external.
     pub fn is_external(&self, d: Def) -> bool {
         self.externals.contains(&d)

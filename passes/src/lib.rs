@@ -313,6 +313,12 @@ impl Pipeline {
         }
     }
 
+    /// Adds a pass before the last one (before closure elimination in a native pipeline).
+    pub fn insert_before_last(&mut self, pass: Box<dyn Pass>) {
+        let at = self.passes.len().saturating_sub(1);
+        self.passes.insert(at, pass);
+    }
+
     /// Adds a pass at the end.
     pub fn push(&mut self, pass: Box<dyn Pass>) {
         self.passes.push(pass);

@@ -69,7 +69,8 @@ fn outline(w: &mut World, l: &Launch) -> Result<bool, PassError> {
     let kty = launch::kernel_type(w, &all_tys);
     let ps = w.types().cont_params(kty).unwrap_or_default().to_vec();
     let kernel = w.cont(&ps, "kernel");
-    if let Some(at) = loc {
+    // The kernel's place is its body's (the jump to the launch may lie in a library).
+    if let Some(at) = w.loc(l.kernel).or(loc) {
         w.set_loc(kernel, at);
     }
     // Old parameters keep their places (mem, the launch's captured values), the new ones

@@ -11,10 +11,12 @@
 //! - [`time`]: microsecond and nanosecond clocks;
 //! - [`random`]: a seeded pseudo-random generator;
 //! - [`parallel`]: the CPU's parallel loop;
+//! - [`cuda`]: the CUDA platform (devices, memory, NVRTC, the kernel cache, launches);
 //! - [`error`]: run-time errors reported as messages;
 //! - [`half`]: half-float conversions for back ends that keep `f16` as bits;
 //! - [`image`]: PNG and JPEG files as arrays of `f32` samples.
 
+pub mod cuda;
 pub mod error;
 pub mod half;
 pub mod image;
@@ -30,6 +32,7 @@ pub fn symbols() -> Vec<(&'static str, usize)> {
     let mut s = Vec::new();
     s.extend_from_slice(&print::SYMBOLS());
     s.extend_from_slice(&memory::SYMBOLS());
+    s.extend_from_slice(&cuda::SYMBOLS());
     s.extend_from_slice(&time::SYMBOLS());
     s.extend_from_slice(&random::SYMBOLS());
     s.extend_from_slice(&parallel::SYMBOLS());

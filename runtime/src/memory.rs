@@ -1,6 +1,6 @@
 //! Memory: allocations aligned to 64 bytes (a cache line, and enough for any vector load),
-//! release, and copies. Device numbers follow AnyDSL (0 is the host); this runtime serves
-//! the host only and reports any other device as an error.
+//! release, and copies. Device numbers follow AnyDSL: the platform in the low four bits (0
+//! the host, 1 CUDA, see [`crate::cuda`]), the device above them.
 
 use std::ffi::c_void;
 
@@ -12,40 +12,61 @@ extern "C" {
 /// Alignment of every allocation, in bytes.
 pub const ALIGN: usize = 64;
 
-fn host_only(what: &str, dev: i32) {
-    if dev != 0 {
-        crate::error::fail(&format!(
-            "{what}: device {dev} is not available (this runtime has only the host, device 0)"
-        ));
+/// Where device number `dev` is.
+enum Place {
+    Host,
+    Cuda(i32),
+}
+
+fn place(what: &str, dev: i32) -> Place {
+    match crate::cuda::split(dev) {
+        (0, _) => Place::Host,
+        (crate::cuda::PLATFORM, n) => Place::Cuda(n),
+        (p, _) => crate::error::fail(&format!(
+            "{what}: device {dev} is on platform {p}, which this runtime does not have (0 is the host, 1 CUDA)"
+        )),
     }
+}
+
+fn check_size(what: &str, size: i64) -> usize {
+    if size < 0 {
+        crate::error::fail(&format!("{what}: negative size {size}"));
+    }
+    size as usize
 }
 
 /// `size` bytes aligned to [`ALIGN`]; a zero size gives a valid, unique pointer.
 #[no_mangle]
 pub extern "C" fn anydsl_alloc(dev: i32, size: i64) -> *mut u8 {
-    host_only("alloc", dev);
-    if size < 0 {
-        crate::error::fail(&format!("alloc: negative size {size}"));
+    let size = check_size("alloc", size);
+    if let Place::Cuda(n) = place("alloc", dev) {
+        return crate::cuda::alloc_device(n, size);
     }
     let mut p: *mut c_void = std::ptr::null_mut();
-    let rc = unsafe { posix_memalign(&mut p, ALIGN, (size as usize).max(1)) };
+    let rc = unsafe { posix_memalign(&mut p, ALIGN, size.max(1)) };
     if rc != 0 || p.is_null() {
         crate::error::fail(&format!("alloc: out of memory ({size} bytes)"));
     }
     p.cast()
 }
 
-/// Host memory: the same as [`anydsl_alloc`] on device 0.
+/// Host memory: page-locked for fast copies when `dev` is a CUDA device, else the same
+/// as [`anydsl_alloc`] on the host.
 #[no_mangle]
 pub extern "C" fn anydsl_alloc_host(dev: i32, size: i64) -> *mut u8 {
-    let _ = dev;
-    anydsl_alloc(0, size)
+    match place("alloc_host", dev) {
+        Place::Cuda(n) => crate::cuda::alloc_pinned(n, check_size("alloc_host", size)),
+        Place::Host => anydsl_alloc(0, size),
+    }
 }
 
-/// Memory visible to host and device: host memory here.
+/// Memory that the host and device `dev` both address (host memory for the host).
 #[no_mangle]
 pub extern "C" fn anydsl_alloc_unified(dev: i32, size: i64) -> *mut u8 {
-    anydsl_alloc(dev, size)
+    match place("alloc_unified", dev) {
+        Place::Cuda(n) => crate::cuda::alloc_unified(n, check_size("alloc_unified", size)),
+        Place::Host => anydsl_alloc(0, size),
+    }
 }
 
 /// Frees memory from one of the allocation functions (null is allowed).
@@ -54,8 +75,14 @@ pub extern "C" fn anydsl_alloc_unified(dev: i32, size: i64) -> *mut u8 {
 /// `p` is null or came from this runtime's allocation functions and was not freed.
 #[no_mangle]
 pub unsafe extern "C" fn anydsl_release(dev: i32, p: *mut u8) {
-    host_only("release", dev);
-    free(p.cast());
+    match place("release", dev) {
+        Place::Cuda(n) => crate::cuda::release_device(n, p),
+        Place::Host => {
+            if !crate::cuda::release_pinned(p) {
+                free(p.cast())
+            }
+        }
+    }
 }
 
 /// Frees host memory.
@@ -82,18 +109,18 @@ pub unsafe extern "C" fn anydsl_copy(
     off_dst: i64,
     size: i64,
 ) {
-    host_only("copy", dev_src);
-    host_only("copy", dev_dst);
+    let on_host = |d| matches!(place("copy", d), Place::Host);
     if size < 0 || off_src < 0 || off_dst < 0 {
         crate::error::fail(&format!(
             "copy: negative size or offset (size {size}, offsets {off_src} and {off_dst})"
         ));
     }
-    std::ptr::copy(
-        src.add(off_src as usize),
-        dst.add(off_dst as usize),
-        size as usize,
-    );
+    let (src, dst) = (src.add(off_src as usize), dst.add(off_dst as usize));
+    if on_host(dev_src) && on_host(dev_dst) {
+        std::ptr::copy(src, dst, size as usize);
+    } else {
+        crate::cuda::copy([dev_src, dev_dst], src, dst, size as usize);
+    }
 }
 
 crate::symbol_table!(

@@ -21,14 +21,4 @@ pub extern "C" fn anydsl_get_nano_time() -> i64 {
     since_start().as_nanos() as i64
 }
 
-/// Time spent in GPU kernels, in microseconds: always 0 on the CPU.
-#[no_mangle]
-pub extern "C" fn anydsl_get_kernel_time() -> i64 {
-    0
-}
-
-crate::symbol_table!(
-    anydsl_get_micro_time,
-    anydsl_get_nano_time,
-    anydsl_get_kernel_time
-);
+crate::symbol_table!(anydsl_get_micro_time, anydsl_get_nano_time);

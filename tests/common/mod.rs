@@ -3,14 +3,20 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-/// The repository root (tests run `durin` from there, with relative paths).
+/// The repository root (tests run `durin` from there, with relative paths); the variable
+/// `DURIN_TEST_ROOT` overrides it, for a built test run on another machine.
 pub fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+    std::env::var_os("DURIN_TEST_ROOT")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")))
 }
 
-/// Runs `durin args..` from the repository root.
+/// Runs `durin args..` from the repository root (`DURIN_BIN` overrides the executable).
 pub fn durin(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_durin"))
+    let exe = std::env::var_os("DURIN_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_durin")));
+    Command::new(exe)
         .current_dir(root())
         .args(args)
         .output()

@@ -875,6 +875,22 @@ impl<'a> Checker<'a> {
         }
     }
 
+    /// The address space of place `h`: that of the pointer it is reached through, or the
+    /// generic space for a variable.
+    fn place_space(&mut self, h: &Expr) -> u32 {
+        match &h.kind {
+            K::Deref(p) => {
+                let t = self.resolve(p.ty);
+                match self.tys.kind(t) {
+                    TyKind::Ptr { space, .. } => *space,
+                    _ => 0,
+                }
+            }
+            K::Field(b, _) | K::Index(b, _) => self.place_space(b),
+            _ => 0,
+        }
+    }
+
     /// `*p` as a place.
     fn deref_place(&mut self, p: &'a ast::Expr, span: Span) -> Expr {
         let h = self.expr(p, None);
@@ -987,7 +1003,14 @@ impl<'a> Checker<'a> {
                 if mutable {
                     self.require_mutable(&h, "borrow mutably");
                 }
-                let ty = self.tys.ptr(h.ty, mutable);
+                // The address of a place reached through a pointer is in that pointer's
+                // address space (`&mut p(i)` with `p: &mut addrspace(1) [i32]`).
+                let space = self.place_space(&h);
+                let ty = self.tys.intern(TyKind::Ptr {
+                    pointee: h.ty,
+                    mutable,
+                    space,
+                });
                 Expr::new(K::AddrOf(Box::new(h)), ty, span)
             }
             UnaryOp::PreInc | UnaryOp::PreDec | UnaryOp::PostInc | UnaryOp::PostDec => {

@@ -1,0 +1,445 @@
+//! The CUDA platform: devices, memory, kernel compilation and launches, through the CUDA
+//! driver API (loaded when first used, so that programs without kernels never need it).
+//!
+//! Device numbers are AnyDSL's: the platform in the low four bits (0 the host, 1 CUDA),
+//! the device's ordinal above them (`1 | n << 4`). Each CUDA device has its primary
+//! context. A launch compiles the program's CUDA module for the device's compute capability
+//! the first time (NVRTC, through the on-disk cache of [`nvrtc`]), loads it, and launches
+//! the kernel on the default stream; errors name the kernel and the place of its launch.
+//! With `ANYDSL_PROFILE=full`, each launch is timed with CUDA events (and waited for), and
+//! [`anydsl_get_kernel_time`] reports the total.
+
+pub mod nvrtc;
+
+use cudarc::driver::sys;
+use std::collections::{HashMap, HashSet};
+use std::ffi::{c_char, c_void, CStr};
+use std::sync::{Mutex, MutexGuard};
+
+/// The CUDA platform's number in a device number's low four bits.
+pub const PLATFORM: i32 = 1;
+
+/// The platform and the ordinal of AnyDSL device number `dev`.
+pub fn split(dev: i32) -> (i32, i32) {
+    (dev & 15, dev >> 4)
+}
+
+/// The message when there is no CUDA driver.
+pub const NO_DRIVER: &str = "no CUDA driver found (libcuda.so could not be loaded): this machine has no NVIDIA GPU, or its driver is not installed";
+
+/// Whether the CUDA driver library can be loaded.
+pub fn driver_present() -> bool {
+    // SAFETY: only tries to open the library.
+    unsafe { sys::is_culib_present() }
+}
+
+struct Device {
+    ctx: sys::CUcontext,
+    arch: String,
+    /// Loaded modules by the address of their source text.
+    modules: HashMap<usize, sys::CUmodule>,
+    /// Kernels by the addresses of module source and kernel name.
+    functions: HashMap<(usize, usize), sys::CUfunction>,
+}
+
+#[derive(Default)]
+struct State {
+    initialized: bool,
+    devices: HashMap<i32, Device>,
+    /// Page-locked host allocations (released with `cuMemFreeHost`).
+    pinned: HashSet<usize>,
+    /// Microseconds in kernels, when profiling.
+    kernel_us: f64,
+    /// The last kernel launched and its place, for errors found later.
+    last: Option<(String, String)>,
+    profile: Option<bool>,
+}
+
+// SAFETY: the raw CUDA handles are only used under the state's mutex; CUDA contexts and
+// modules may be used from any thread once made current.
+unsafe impl Send for State {}
+
+static STATE: Mutex<Option<State>> = Mutex::new(None);
+
+fn state() -> MutexGuard<'static, Option<State>> {
+    STATE.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn error_name(rc: sys::CUresult) -> String {
+    let mut s: *const c_char = std::ptr::null();
+    // SAFETY: a valid out-pointer; the driver returns a static string.
+    unsafe {
+        if sys::cuGetErrorString(rc, &mut s) == sys::CUresult::CUDA_SUCCESS && !s.is_null() {
+            return format!("{} ({rc:?})", CStr::from_ptr(s).to_string_lossy());
+        }
+    }
+    format!("{rc:?}")
+}
+
+fn check(rc: sys::CUresult, what: &str) -> Result<(), String> {
+    if rc == sys::CUresult::CUDA_SUCCESS {
+        Ok(())
+    } else {
+        Err(format!("{what}: {}", error_name(rc)))
+    }
+}
+
+impl State {
+    fn init(&mut self) -> Result<(), String> {
+        if self.initialized {
+            return Ok(());
+        }
+        if !driver_present() {
+            return Err(NO_DRIVER.into());
+        }
+        // SAFETY: plain driver call.
+        check(unsafe { sys::cuInit(0) }, "cannot initialize CUDA")?;
+        self.initialized = true;
+        Ok(())
+    }
+
+    /// CUDA device `n`, with its context current on this thread.
+    fn device(&mut self, n: i32) -> Result<&mut Device, String> {
+        self.init()?;
+        if !self.devices.contains_key(&n) {
+            let mut count = 0;
+            // SAFETY: valid out-pointers throughout; the context is retained for the
+            // process's lifetime.
+            unsafe {
+                check(
+                    sys::cuDeviceGetCount(&mut count),
+                    "cannot count CUDA devices",
+                )?;
+                if n < 0 || n >= count {
+                    return Err(format!(
+                        "CUDA device {n} does not exist (this machine has {count})"
+                    ));
+                }
+                let mut dev = 0;
+                check(sys::cuDeviceGet(&mut dev, n), "cannot open the CUDA device")?;
+                let mut ctx = std::ptr::null_mut();
+                check(
+                    sys::cuDevicePrimaryCtxRetain(&mut ctx, dev),
+                    "cannot create a CUDA context",
+                )?;
+                let attr = |a| {
+                    let mut v = 0;
+                    check(
+                        sys::cuDeviceGetAttribute(&mut v, a, dev),
+                        "cannot query the device",
+                    )
+                    .map(|()| v)
+                };
+                use sys::CUdevice_attribute::*;
+                let major = attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?;
+                let minor = attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?;
+                self.devices.insert(
+                    n,
+                    Device {
+                        ctx,
+                        arch: format!("sm_{major}{minor}"),
+                        modules: HashMap::new(),
+                        functions: HashMap::new(),
+                    },
+                );
+            }
+        }
+        let d = self.devices.get_mut(&n).expect("inserted above");
+        // SAFETY: a live context.
+        check(
+            unsafe { sys::cuCtxSetCurrent(d.ctx) },
+            "cannot use the CUDA context",
+        )?;
+        Ok(d)
+    }
+
+    /// Makes some CUDA context current (for copies between host memory and any device).
+    fn any_device(&mut self, devs: &[i32]) -> Result<(), String> {
+        let n = devs
+            .iter()
+            .find(|&&d| split(d).0 == PLATFORM)
+            .map(|&d| split(d).1)
+            .unwrap_or(0);
+        self.device(n).map(|_| ())
+    }
+
+    /// Waits for device `n`; an error of a kernel names the last one launched.
+    fn synchronize(&mut self, n: i32) -> Result<(), String> {
+        let last = self.last.clone();
+        self.device(n)?;
+        // SAFETY: plain driver call with a current context.
+        let rc = unsafe { sys::cuCtxSynchronize() };
+        check(rc, "a GPU kernel failed").map_err(|e| match last {
+            Some((k, at)) => format!("{e} (the last kernel launched was `{k}`, at {at})"),
+            None => e,
+        })
+    }
+}
+
+fn with_state<T>(f: impl FnOnce(&mut State) -> Result<T, String>) -> T {
+    let mut guard = state();
+    let s = guard.get_or_insert_with(State::default);
+    match f(s) {
+        Ok(v) => v,
+        Err(e) => {
+            drop(guard);
+            crate::error::fail(&e)
+        }
+    }
+}
+
+/// Device memory of `size` bytes on CUDA device `n`.
+pub fn alloc_device(n: i32, size: usize) -> *mut u8 {
+    with_state(|s| {
+        s.device(n)?;
+        let mut p: sys::CUdeviceptr = 0;
+        // SAFETY: a valid out-pointer, a current context.
+        check(
+            unsafe { sys::cuMemAlloc_v2(&mut p, size.max(1)) },
+            &format!("cannot allocate {size} bytes on CUDA device {n}"),
+        )?;
+        Ok(p as usize as *mut u8)
+    })
+}
+
+/// Page-locked host memory, fast to copy to and from CUDA device `n`.
+pub fn alloc_pinned(n: i32, size: usize) -> *mut u8 {
+    with_state(|s| {
+        s.device(n)?;
+        let mut p: *mut c_void = std::ptr::null_mut();
+        // SAFETY: a valid out-pointer, a current context.
+        check(
+            unsafe { sys::cuMemHostAlloc(&mut p, size.max(1), 0) },
+            &format!("cannot allocate {size} bytes of page-locked host memory"),
+        )?;
+        s.pinned.insert(p as usize);
+        Ok(p.cast())
+    })
+}
+
+/// Managed memory that the host and CUDA device `n` both address.
+pub fn alloc_unified(n: i32, size: usize) -> *mut u8 {
+    with_state(|s| {
+        s.device(n)?;
+        let mut p: sys::CUdeviceptr = 0;
+        // SAFETY: a valid out-pointer, a current context; 1 is CU_MEM_ATTACH_GLOBAL.
+        check(
+            unsafe { sys::cuMemAllocManaged(&mut p, size.max(1), 1) },
+            &format!("cannot allocate {size} bytes of unified memory"),
+        )?;
+        Ok(p as usize as *mut u8)
+    })
+}
+
+/// Frees device or unified memory of CUDA device `n`.
+pub fn release_device(n: i32, p: *mut u8) {
+    if p.is_null() {
+        return;
+    }
+    with_state(|s| {
+        s.device(n)?;
+        // SAFETY: `p` came from `cuMemAlloc` or `cuMemAllocManaged`.
+        check(
+            unsafe { sys::cuMemFree_v2(p as usize as sys::CUdeviceptr) },
+            "cannot free device memory",
+        )
+    })
+}
+
+/// Frees `p` if it is page-locked host memory; false if it is not.
+pub fn release_pinned(p: *mut u8) -> bool {
+    let mut guard = state();
+    let Some(s) = guard.as_mut() else {
+        return false;
+    };
+    if !s.pinned.remove(&(p as usize)) {
+        return false;
+    }
+    // SAFETY: `p` came from `cuMemHostAlloc`.
+    let rc = unsafe { sys::cuMemFreeHost(p.cast()) };
+    drop(guard);
+    if let Err(e) = check(rc, "cannot free page-locked memory") {
+        crate::error::fail(&e);
+    }
+    true
+}
+
+/// Copies `size` bytes where at least one side is on a CUDA device (unified addressing
+/// tells the driver which way). Waits for earlier kernels, as AnyDSL's copies do.
+pub fn copy(devs: [i32; 2], src: *const u8, dst: *mut u8, size: usize) {
+    with_state(|s| {
+        s.any_device(&devs)?;
+        for d in devs {
+            if split(d).0 == PLATFORM {
+                s.synchronize(split(d).1)?;
+            }
+        }
+        // SAFETY: the caller passes live ranges; the context is current.
+        check(
+            unsafe {
+                sys::cuMemcpy(
+                    dst as usize as sys::CUdeviceptr,
+                    src as usize as sys::CUdeviceptr,
+                    size,
+                )
+            },
+            "a copy to or from a CUDA device failed",
+        )
+    })
+}
+
+/// Waits until everything launched on CUDA device `n` is done.
+pub fn synchronize(n: i32) {
+    with_state(|s| s.synchronize(n))
+}
+
+/// Waits for device `dev` (AnyDSL's number; nothing to wait for on the host).
+#[no_mangle]
+pub extern "C" fn anydsl_synchronize(dev: i32) {
+    let (platform, n) = split(dev);
+    if platform == PLATFORM {
+        synchronize(n);
+    }
+}
+
+/// Microseconds spent in kernels so far when `ANYDSL_PROFILE=full` (0 otherwise).
+#[no_mangle]
+pub extern "C" fn anydsl_get_kernel_time() -> i64 {
+    state().as_ref().map_or(0, |s| s.kernel_us as i64)
+}
+
+unsafe fn c_text(p: *const u8) -> String {
+    if p.is_null() {
+        String::new()
+    } else {
+        CStr::from_ptr(p.cast()).to_string_lossy().into_owned()
+    }
+}
+
+/// Launches kernel `kernel` of CUDA module `module` (zero-terminated CUDA C) on CUDA
+/// device `dev` (the device's ordinal, as `cuda(dev, ..)` takes it) with `grid` threads in blocks of `block`, passing `args[..nargs]` (each the address
+/// of one argument). `place` is the launch's source place, for errors.
+///
+/// # Safety
+/// `module`, `kernel` and `place` are zero-terminated strings that live as long as the
+/// program (the module is cached by its address); `args` holds `nargs` valid addresses of
+/// values of the kernel's parameter types.
+#[no_mangle]
+pub unsafe extern "C" fn durin_cuda_launch(
+    dev: i32,
+    gx: i32,
+    gy: i32,
+    gz: i32,
+    bx: i32,
+    by: i32,
+    bz: i32,
+    module: *const u8,
+    kernel: *const u8,
+    args: *mut *mut c_void,
+    nargs: i32,
+    place: *const u8,
+) {
+    let _ = nargs;
+    with_state(|s| {
+        let name = c_text(kernel);
+        let at = c_text(place);
+        let fail = |e: String| format!("cannot launch kernel `{name}` (at {at}): {e}");
+        let n = dev;
+        let mut blocks = [0u32; 3];
+        for (i, (g, b)) in [(gx, bx), (gy, by), (gz, bz)].into_iter().enumerate() {
+            let axis = ["x", "y", "z"][i];
+            if g <= 0 || b <= 0 {
+                return Err(fail(format!(
+                    "the grid ({gx}, {gy}, {gz}) and block ({bx}, {by}, {bz}) sizes must be positive"
+                )));
+            }
+            if g % b != 0 {
+                return Err(fail(format!(
+                    "the grid size in {axis} ({g} threads) is not a multiple of the block size ({b})"
+                )));
+            }
+            blocks[i] = (g / b) as u32;
+        }
+        let profile = *s
+            .profile
+            .get_or_insert_with(|| std::env::var("ANYDSL_PROFILE").is_ok_and(|v| v == "full"));
+        let f = function(s, n, module, kernel).map_err(fail)?;
+        let mut events = [std::ptr::null_mut(); 2];
+        if profile {
+            for e in &mut events {
+                check(sys::cuEventCreate(e, 0), "cannot create an event").map_err(fail)?;
+            }
+            check(sys::cuEventRecord(events[0], std::ptr::null_mut()), "event").map_err(fail)?;
+        }
+        let rc = sys::cuLaunchKernel(
+            f,
+            blocks[0],
+            blocks[1],
+            blocks[2],
+            bx as u32,
+            by as u32,
+            bz as u32,
+            0,
+            std::ptr::null_mut(),
+            args,
+            std::ptr::null_mut(),
+        );
+        check(rc, "the launch failed").map_err(fail)?;
+        s.last = Some((name.clone(), at.clone()));
+        if profile {
+            check(sys::cuEventRecord(events[1], std::ptr::null_mut()), "event").map_err(fail)?;
+            check(sys::cuEventSynchronize(events[1]), "the kernel failed").map_err(fail)?;
+            let mut ms = 0f32;
+            check(
+                sys::cuEventElapsedTime_v2(&mut ms, events[0], events[1]),
+                "event",
+            )
+            .map_err(fail)?;
+            s.kernel_us += ms as f64 * 1e3;
+            for e in events {
+                sys::cuEventDestroy_v2(e);
+            }
+        }
+        Ok(())
+    })
+}
+
+/// The kernel `kernel` of `module` on CUDA device `n`, compiled and loaded on first use.
+unsafe fn function(
+    s: &mut State,
+    n: i32,
+    module: *const u8,
+    kernel: *const u8,
+) -> Result<sys::CUfunction, String> {
+    let d = s.device(n)?;
+    if let Some(&f) = d.functions.get(&(module as usize, kernel as usize)) {
+        return Ok(f);
+    }
+    let m = match d.modules.get(&(module as usize)) {
+        Some(&m) => m,
+        None => {
+            let source = c_text(module);
+            let (cubin, _) = nvrtc::cached_cubin(&source, &d.arch)?;
+            let mut m = std::ptr::null_mut();
+            check(
+                sys::cuModuleLoadData(&mut m, cubin.as_ptr().cast()),
+                "cannot load the compiled kernels",
+            )?;
+            d.modules.insert(module as usize, m);
+            m
+        }
+    };
+    let mut f = std::ptr::null_mut();
+    check(
+        sys::cuModuleGetFunction(&mut f, m, kernel.cast()),
+        "the kernel is not in its module",
+    )?;
+    d.functions.insert((module as usize, kernel as usize), f);
+    Ok(f)
+}
+
+crate::symbol_table!(
+    anydsl_synchronize,
+    anydsl_get_kernel_time,
+    durin_cuda_launch
+);

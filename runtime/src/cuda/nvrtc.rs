@@ -1,0 +1,194 @@
+//! CUDA C to PTX or cubin with NVRTC, and the on-disk cache of cubins.
+//!
+//! NVRTC is loaded when first used (`libnvrtc.so`, found on the library path); without it,
+//! compiling is an error that says so. A cubin is cached in `$DURIN_CACHE_DIR` (default
+//! `$XDG_CACHE_HOME/durin` or `~/.cache/durin`), under `kernels/`, keyed by a hash of the
+//! source, the architecture and NVRTC's version; the source is kept next to it and compared
+//! on every hit, so a hash collision recompiles instead of loading the wrong code.
+
+use cudarc::nvrtc::{result, sys};
+use std::ffi::CString;
+use std::path::PathBuf;
+
+/// Whether NVRTC can be loaded.
+pub fn available() -> bool {
+    // SAFETY: only tries to open the library.
+    unsafe { sys::is_culib_present() }
+}
+
+fn require() -> Result<(), String> {
+    if available() {
+        Ok(())
+    } else {
+        Err("NVRTC (libnvrtc.so.13) is not on the library path: install the CUDA toolkit or `pip install nvidia-cuda-nvrtc`, and add its `lib` folder to LD_LIBRARY_PATH".into())
+    }
+}
+
+/// NVRTC's version, `(major, minor)`.
+pub fn version() -> Result<(i32, i32), String> {
+    require()?;
+    let (mut major, mut minor) = (0, 0);
+    // SAFETY: two valid out-pointers.
+    let rc = unsafe { sys::nvrtcVersion(&mut major, &mut minor) };
+    rc.result().map_err(|e| format!("NVRTC: {e:?}"))?;
+    Ok((major, minor))
+}
+
+/// Checks an architecture name: `sm_` and a compute capability such as `90`.
+pub fn check_arch(arch: &str) -> Result<u32, String> {
+    arch.strip_prefix("sm_")
+        .and_then(|n| n.trim_end_matches('a').parse::<u32>().ok())
+        .filter(|&n| (30..=200).contains(&n))
+        .ok_or_else(|| format!("`{arch}` is not a GPU architecture (expected `sm_` and a compute capability, such as `sm_90`)"))
+}
+
+/// Compiles CUDA C `source` for `arch` (`sm_90`): a cubin, or PTX text when `cubin` is
+/// false. The error carries NVRTC's log.
+pub fn compile(source: &str, arch: &str, cubin: bool) -> Result<Vec<u8>, String> {
+    check_arch(arch)?;
+    require()?;
+    let src = CString::new(source).map_err(|_| "the CUDA source contains a NUL byte")?;
+    let name = c"durin_module.cu";
+    let prog = result::create_program(&src, Some(name)).map_err(|e| format!("NVRTC: {e:?}"))?;
+    let target = if cubin {
+        format!("--gpu-architecture={arch}")
+    } else {
+        format!("--gpu-architecture={}", arch.replace("sm_", "compute_"))
+    };
+    // No contraction of a multiplication and an addition into a fused multiply-add: floats
+    // compute as the IR says, on the device as on the host (`fmaf` is there for the fused
+    // operation).
+    let options = [
+        target.as_str(),
+        "--std=c++17",
+        "-default-device",
+        "--fmad=false",
+    ];
+    // SAFETY: `prog` is live until destroyed below; `src` and `name` outlive it.
+    let out = unsafe {
+        let compiled = result::compile_program(prog, &options);
+        let out = match compiled {
+            Ok(()) if cubin => cubin_of(prog),
+            Ok(()) => result::get_ptx(prog)
+                .map(|p| p.iter().map(|&c| c as u8).take_while(|&c| c != 0).collect())
+                .map_err(|e| format!("NVRTC: {e:?}")),
+            Err(_) => {
+                let log = result::get_program_log(prog)
+                    .map(|l| {
+                        let bytes: Vec<u8> =
+                            l.iter().map(|&c| c as u8).take_while(|&c| c != 0).collect();
+                        String::from_utf8_lossy(&bytes).into_owned()
+                    })
+                    .unwrap_or_default();
+                Err(format!(
+                    "NVRTC could not compile the generated CUDA code:\n{}",
+                    log.trim_end()
+                ))
+            }
+        };
+        let _ = result::destroy_program(prog);
+        out
+    }?;
+    Ok(out)
+}
+
+/// # Safety
+/// `prog` is a live, compiled program.
+unsafe fn cubin_of(prog: sys::nvrtcProgram) -> Result<Vec<u8>, String> {
+    let mut size = 0usize;
+    sys::nvrtcGetCUBINSize(prog, &mut size)
+        .result()
+        .map_err(|e| format!("NVRTC: {e:?}"))?;
+    let mut buf = vec![0u8; size];
+    sys::nvrtcGetCUBIN(prog, buf.as_mut_ptr().cast())
+        .result()
+        .map_err(|e| format!("NVRTC: {e:?}"))?;
+    Ok(buf)
+}
+
+/// The folder of the kernel cache.
+pub fn cache_dir() -> Option<PathBuf> {
+    let env = |k: &str| {
+        std::env::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    let root = env("DURIN_CACHE_DIR")
+        .or_else(|| env("XDG_CACHE_HOME").map(|p| p.join("durin")))
+        .or_else(|| env("HOME").map(|p| p.join(".cache").join("durin")))?;
+    Some(root.join("kernels"))
+}
+
+/// 64-bit FNV-1a: a stable hash for cache keys.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in bytes {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}
+
+/// How a cubin was obtained.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Origin {
+    /// Compiled now (and stored, when the cache is writable).
+    Compiled,
+    /// Read from the cache.
+    Cached,
+}
+
+/// The cubin of `source` for `arch`, from the cache when it holds it.
+pub fn cached_cubin(source: &str, arch: &str) -> Result<(Vec<u8>, Origin), String> {
+    let (major, minor) = version()?;
+    let Some(dir) = cache_dir() else {
+        return Ok((compile(source, arch, true)?, Origin::Compiled));
+    };
+    let key = format!(
+        "{:016x}-{}-{arch}-nvrtc{major}.{minor}",
+        fnv1a(source.as_bytes()),
+        source.len()
+    );
+    let (bin, src) = (
+        dir.join(format!("{key}.cubin")),
+        dir.join(format!("{key}.cu")),
+    );
+    if let (Ok(b), Ok(s)) = (std::fs::read(&bin), std::fs::read(&src)) {
+        if s == source.as_bytes() && !b.is_empty() {
+            return Ok((b, Origin::Cached));
+        }
+    }
+    let cubin = compile(source, arch, true)?;
+    // A cache that cannot be written is no error: the next run compiles again.
+    if std::fs::create_dir_all(&dir).is_ok() {
+        let tmp = dir.join(format!("{key}.{}.tmp", std::process::id()));
+        if std::fs::write(&tmp, source).is_ok() {
+            let _ = std::fs::rename(&tmp, &src);
+        }
+        if std::fs::write(&tmp, &cubin).is_ok() {
+            let _ = std::fs::rename(&tmp, &bin);
+        }
+    }
+    Ok((cubin, Origin::Compiled))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn architectures_are_checked() {
+        assert_eq!(check_arch("sm_90"), Ok(90));
+        assert_eq!(check_arch("sm_90a"), Ok(90));
+        assert!(check_arch("compute_90").is_err());
+        assert!(check_arch("sm_x").is_err());
+    }
+
+    #[test]
+    fn the_hash_is_fnv1a() {
+        // Published FNV-1a 64 test vectors.
+        assert_eq!(fnv1a(b""), 0xcbf29ce484222325);
+        assert_eq!(fnv1a(b"a"), 0xaf63dc4c8601ec8c);
+        assert_eq!(fnv1a(b"foobar"), 0x85944171f73967e8);
+    }
+}
