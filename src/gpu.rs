@@ -30,6 +30,8 @@ pub struct LowerLaunches {
     pub module: Rc<RefCell<Option<DeviceModule>>>,
     /// The sources, to name each launch's place in run-time errors.
     pub sources: SourceMap,
+    /// Why the target is the CPU, if it is: a launch left is then an error.
+    pub cpu_target: Option<&'static str>,
 }
 
 impl Pass for LowerLaunches {
@@ -38,7 +40,7 @@ impl Pass for LowerLaunches {
     }
 
     fn run(&self, w: &mut World, _: &Config) -> Result<(), PassError> {
-        *self.module.borrow_mut() = lower(w, &self.sources)?;
+        *self.module.borrow_mut() = lower(w, &self.sources, self.cpu_target)?;
         Ok(())
     }
 }
@@ -55,8 +57,48 @@ fn place(sources: &SourceMap, loc: Option<Loc>) -> String {
     }
 }
 
+/// The place to name for launch `l`: the first of the launching continuation, the kernel
+/// and the kernel's blocks that lies in the program rather than the prelude (after inlining,
+/// the jump to the launch may come from a library function).
+fn launch_loc(w: &World, l: &Launch, sources: &SourceMap) -> Option<Loc> {
+    let scope = durin_passes::rewrite::scope_of(w, l.kernel);
+    // The continuations, then what their jumps compute (stores, loads, arithmetic).
+    let mut defs: Vec<Def> = vec![l.at, l.kernel];
+    defs.extend(scope.iter().copied());
+    let mut seen = std::collections::HashSet::new();
+    for &k in &scope {
+        if let Some((callee, args)) = w.body(k) {
+            let mut stack: Vec<Def> = std::iter::once(callee)
+                .chain(args.iter().copied())
+                .collect();
+            while let Some(d) = stack.pop() {
+                if w.node(d).is_nominal() || !seen.insert(d) {
+                    continue;
+                }
+                defs.push(d);
+                stack.extend_from_slice(w.ops(d));
+            }
+        }
+    }
+    let candidates: Vec<Loc> = defs.iter().filter_map(|&d| w.loc(d)).collect();
+    let in_program = |l: &&Loc| {
+        !sources
+            .name(Span::from_loc(**l).file)
+            .starts_with("<prelude>")
+    };
+    candidates
+        .iter()
+        .find(in_program)
+        .or(candidates.first())
+        .copied()
+}
+
 /// Lowers every launch of `w`; the CUDA module of their kernels, if there is any launch.
-pub fn lower(w: &mut World, sources: &SourceMap) -> Result<Option<DeviceModule>, PassError> {
+pub fn lower(
+    w: &mut World,
+    sources: &SourceMap,
+    cpu_target: Option<&str>,
+) -> Result<Option<DeviceModule>, PassError> {
     let live = durin_passes::live::Live::new(w);
     let launches: Vec<Launch> = live
         .conts()
@@ -66,6 +108,21 @@ pub fn lower(w: &mut World, sources: &SourceMap) -> Result<Option<DeviceModule>,
     if launches.is_empty() {
         return Ok(None);
     }
+    if let Some(why) = cpu_target {
+        let l = &launches[0];
+        return Err(PassError::new(
+            format!("this program launches a CUDA kernel, but {why}"),
+            launch_loc(w, l, sources),
+        )
+        .with_note(
+            "write it against `accelerator(dev)`, which runs on the CPU when the target is the CPU, or run it on a machine with an NVIDIA GPU and its driver (`--target cuda`)",
+            None,
+        ));
+    }
+    let places: Vec<String> = launches
+        .iter()
+        .map(|l| place(sources, launch_loc(w, l, sources)))
+        .collect();
     let allocated = allocation_results(w, live.conts());
     let mut kernels = Vec::new();
     let mut names = Vec::new();
@@ -102,9 +159,8 @@ pub fn lower(w: &mut World, sources: &SourceMap) -> Result<Option<DeviceModule>,
         .map_err(|e| PassError::new(e.message, e.loc))?;
     let src = string_global(w, &source, "cuda_module");
     let launch_fn = launch_function(w);
-    for (l, name) in launches.iter().zip(&names) {
-        let at = place(sources, w.loc(l.kernel).or_else(|| w.loc(l.at)));
-        rewrite(w, l, launch_fn, src, name, &at);
+    for ((l, name), at) in launches.iter().zip(&names).zip(&places) {
+        rewrite(w, l, launch_fn, src, name, at);
     }
     Ok(Some(DeviceModule { source }))
 }

@@ -36,8 +36,36 @@ struct CompileArgs {
     /// Print the time taken by each stage to standard error.
     #[arg(long)]
     time: bool,
+    /// What the program's accelerator is: `cuda` (kernels run on an NVIDIA GPU), `cpu`
+    /// (`accelerator(dev)` maps to the CPU; a program that launches CUDA kernels directly is
+    /// an error) or `auto`: `cuda` when this machine has a CUDA driver (for `run`; `build`
+    /// and `check` always take `cuda`), the CPU otherwise and for the interpreter.
+    #[arg(long, value_enum, default_value_t = Target::Auto)]
+    target: Target,
     #[command(flatten)]
     opt: OptArgs,
+}
+
+/// `--target`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum Target {
+    /// CUDA when this machine has a CUDA driver (for `run`), else the CPU.
+    Auto,
+    /// An NVIDIA GPU through CUDA.
+    Cuda,
+    /// The CPU.
+    Cpu,
+}
+
+/// What `--target` means for one command: `None` for the GPU, or why the target is the CPU.
+fn cpu_target(target: Target, running: bool, interp: bool) -> Option<&'static str> {
+    match target {
+        Target::Cuda => None,
+        Target::Cpu => Some("the target is the CPU (`--target cpu`)"),
+        Target::Auto if interp => Some("the interpreter runs no kernels (`--backend interp` maps `accelerator(dev)` to the CPU)"),
+        Target::Auto if running && !durin_runtime::cuda::driver_present() => Some(durin_runtime::cuda::NO_DRIVER),
+        Target::Auto => None,
+    }
 }
 
 /// How to optimize the program (shared by `check`, `run` and `build`).
@@ -268,13 +296,14 @@ fn read_input(file: &Path) -> Result<String, String> {
 fn compile_files(
     files: &[PathBuf],
     compile: &CompileArgs,
+    cpu: Option<&str>,
 ) -> Result<durin_frontend::driver::Output, String> {
     let (deny_warnings, time) = (compile.deny_warnings, compile.time);
     let mut sources = Vec::new();
     for f in files {
         sources.push((f.display().to_string(), read_input(f)?));
     }
-    let out = durin_frontend::driver::compile(&sources, true);
+    let out = durin_frontend::driver::compile_for(&sources, true, cpu.is_none());
     eprint!("{}", out.render());
     if time {
         let t = out.timings;
@@ -310,10 +339,11 @@ fn compile_files(
 }
 
 fn check_command(files: &[PathBuf], print_ir: bool, compile: &CompileArgs) -> Result<(), String> {
-    let mut out = compile_files(files, compile)?;
+    let cpu = cpu_target(compile.target, false, false);
+    let mut out = compile_files(files, compile, cpu)?;
     let opt = &compile.opt;
     // Checking is about validity: it optimizes only when asked to.
-    optimize(&mut out, opt, 0, false)?;
+    optimize(&mut out, opt, 0, None)?;
     if print_ir {
         if let Some(l) = &out.lowered {
             print!("{}", text::print(&l.world));
@@ -328,12 +358,17 @@ fn check_command(files: &[PathBuf], print_ir: bool, compile: &CompileArgs) -> Re
 /// For a `native` back end the pipeline ends with closure elimination (added after
 /// `--passes` when the list does not end with it), and kernel launches are lowered just
 /// before it: the result is then the program's CUDA module, if it launches kernels.
+///
+/// `native` is `None` for the interpreter and checking, and otherwise says whether the
+/// target is the CPU (and why; see [`cpu_target`]).
 fn optimize(
     out: &mut durin_frontend::driver::Output,
     opt: &OptArgs,
     default_level: u8,
-    native: bool,
+    native: Option<Option<&'static str>>,
 ) -> Result<Option<gpu::DeviceModule>, String> {
+    let cpu_reason = native.flatten();
+    let native = native.is_some();
     let level = opt.opt_level.unwrap_or(default_level);
     let mut pipeline = match &opt.passes {
         Some(p) => {
@@ -355,6 +390,7 @@ fn optimize(
         pipeline.insert_before_last(Box::new(gpu::LowerLaunches {
             module: module.clone(),
             sources: out.sources.clone(),
+            cpu_target: cpu_reason,
         }));
     }
     let print_after = match opt.print_after.as_deref() {
@@ -463,8 +499,10 @@ fn run_command(
     if cpu.is_some() && backend != Backend::Llvm {
         return Err("error: `--cpu` applies to the LLVM back end (`--backend llvm`)".into());
     }
-    let mut out = compile_files(files, compile)?;
-    optimize(&mut out, opt, 2, backend != Backend::Interp)?;
+    let interp = backend == Backend::Interp;
+    let cpu_reason = cpu_target(compile.target, true, interp);
+    let mut out = compile_files(files, compile, cpu_reason)?;
+    optimize(&mut out, opt, 2, (!interp).then_some(cpu_reason))?;
     let (Some(program), Some(lowered)) = (&out.program, &out.lowered) else {
         return Err("error: nothing to run".into());
     };
@@ -546,8 +584,9 @@ fn build_command(
     compile: &CompileArgs,
 ) -> Result<(), String> {
     let (opt, time) = (&compile.opt, compile.time);
-    let mut out = compile_files(files, compile)?;
-    let module = optimize(&mut out, opt, 2, true)?;
+    let cpu_reason = cpu_target(compile.target, false, false);
+    let mut out = compile_files(files, compile, cpu_reason)?;
+    let module = optimize(&mut out, opt, 2, Some(cpu_reason))?;
     if matches!(emit, native::BuildEmit::Cuda | native::BuildEmit::Ptx) {
         let Some(module) = module else {
             return Err(

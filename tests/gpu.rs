@@ -73,6 +73,7 @@ const PROGRAMS: &[&str] = &[
     "tests/gpu/stencil5x5.art",
     "tests/gpu/math.art",
     "tests/gpu/reverse_block.art",
+    "tests/gpu/portable_saxpy.art",
     "benches/gpu/copy.art",
     "benches/gpu/launch.art",
 ];
@@ -180,16 +181,71 @@ fn gpu_present(test: &str) -> bool {
 }
 
 #[test]
-fn without_a_gpu_a_launch_is_a_clear_error() {
-    if durin_runtime::cuda::driver_present() {
-        return;
+fn without_a_gpu_a_launch_is_a_clear_error_at_its_place() {
+    // `--target cpu` everywhere; `--target auto` where there is no CUDA driver.
+    let mut cases = vec![("cpu", "the target is the CPU (`--target cpu`)")];
+    if !durin_runtime::cuda::driver_present() {
+        cases.push(("auto", "no CUDA driver found"));
     }
-    for backend in ["llvm", "cranelift"] {
-        let out = durin(&["run", "--backend", backend, "tests/gpu/vector_add.art"]);
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert!(!out.status.success(), "{backend}");
-        assert!(err.contains("no CUDA driver found"), "{backend}: {err}");
-        assert!(!err.contains("panicked"), "{backend}: {err}");
+    for (target, why) in cases {
+        for backend in ["llvm", "cranelift"] {
+            let out = durin(&[
+                "run",
+                "--target",
+                target,
+                "--backend",
+                backend,
+                "tests/gpu/vector_add.art",
+            ]);
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(1), "{target} {backend}: {err}");
+            assert!(
+                err.contains("this program launches a CUDA kernel, but"),
+                "{err}"
+            );
+            assert!(err.contains(why), "{target} {backend}: {err}");
+            assert!(
+                err.contains("vector_add.art:14:22"),
+                "{target} {backend}: {err}"
+            );
+            assert!(
+                err.contains("accelerator(dev)"),
+                "{target} {backend}: {err}"
+            );
+        }
+    }
+}
+
+/// The output of `tests/gpu/portable_saxpy.art`: y = 3x + sqrt(1) for x = i / 2, summed
+/// in f64 here (each y is exact in f32).
+fn portable_saxpy_expected() -> String {
+    let sum: f64 = (0..1 << 16).map(|i| 3.0 * (i as f64 * 0.5) + 1.0).sum();
+    // `print_f64` prints as C++ streams do (`%g`).
+    let g = format!("{sum:.5e}");
+    let (mantissa, exp) = g.split_once('e').unwrap();
+    format!(
+        "sum {}e+{:02} differ 0\n",
+        mantissa.trim_end_matches('0').trim_end_matches('.'),
+        exp.parse::<i32>().unwrap()
+    )
+}
+
+#[test]
+fn a_program_written_against_accelerator_runs_on_the_cpu_target() {
+    let expected = portable_saxpy_expected();
+    for args in [
+        &["run", "--target", "cpu", "tests/gpu/portable_saxpy.art"][..],
+        &[
+            "run",
+            "--target",
+            "cpu",
+            "--backend",
+            "cranelift",
+            "tests/gpu/portable_saxpy.art",
+        ],
+        &["run", "--backend", "interp", "tests/gpu/portable_saxpy.art"],
+    ] {
+        assert_eq!(ok(&durin(args), &format!("{args:?}")), expected, "{args:?}");
     }
 }
 
@@ -245,6 +301,19 @@ fn gpu_math_functions_are_within_a_few_ulp_of_the_cpu() {
     let words: Vec<&str> = out.split_whitespace().collect();
     assert_eq!(words[..2], ["values", "65536"], "{out}");
     assert_eq!(words[4..], ["over_8", "0"], "{out}");
+}
+
+#[test]
+fn gpu_portable_program_equals_its_cpu_mapping() {
+    if !gpu_present("accelerator(0) on the GPU") {
+        return;
+    }
+    let expected = portable_saxpy_expected();
+    let out = ok(
+        &durin(&["run", "--target", "cuda", "tests/gpu/portable_saxpy.art"]),
+        "cuda",
+    );
+    assert_eq!(out, expected);
 }
 
 #[test]

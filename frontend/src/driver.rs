@@ -51,8 +51,22 @@ impl Output {
     }
 }
 
-/// Parses, checks and (with `lower`) lowers the program made of `files` (name, text).
+/// Parses, checks and (with `lower`) lowers the program made of `files` (name, text), for
+/// the GPU (see [`compile_for`]).
 pub fn compile(files: &[(String, String)], lower: bool) -> Output {
+    compile_for(files, lower, true)
+}
+
+/// The prelude file that tells a program its target: `durin_target_gpu()` is `gpu`.
+pub fn target_file(gpu: bool) -> String {
+    format!(
+        "// The target this program is compiled for (`durin --target`).\nfn @durin_target_gpu() -> bool {{ {gpu} }}\n"
+    )
+}
+
+/// Like [`compile`], with the target: `gpu` is what the prelude's `durin_target_gpu()`
+/// returns, which chooses the mapping of `accelerator(dev)` (CUDA or the CPU).
+pub fn compile_for(files: &[(String, String)], lower: bool, gpu: bool) -> Output {
     let mut sources = SourceMap::new();
     let mut diags = Vec::new();
     let t0 = std::time::Instant::now();
@@ -62,8 +76,11 @@ pub fn compile(files: &[(String, String)], lower: bool) -> Output {
         parser::parse(&toks, diags)
     };
     let mut prelude_diags = Vec::new();
+    let target = target_file(gpu);
     let prelude: Vec<_> = PRELUDE
         .iter()
+        .copied()
+        .chain([("<prelude>/target.art", target.as_str())])
         .map(|(n, t)| parse(n, t, &mut prelude_diags))
         .collect();
     let modules: Vec<_> = files.iter().map(|(n, t)| parse(n, t, &mut diags)).collect();
