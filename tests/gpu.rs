@@ -5,15 +5,15 @@
 mod common;
 use common::durin;
 
-#[test]
-fn outlining_closes_the_kernel_over_the_device_pointers_it_uses() {
+/// The IR of `program` after `O2`, kernel outlining and dead-code elimination.
+fn outlined(program: &str) -> String {
     let out = durin(&[
         "check",
         "--passes",
         "O2,outline,dce",
         "--print-after",
         "dce",
-        "tests/gpu/vector_add.art",
+        program,
     ]);
     let all = String::from_utf8_lossy(&out.stdout);
     assert!(
@@ -22,7 +22,12 @@ fn outlining_closes_the_kernel_over_the_device_pointers_it_uses() {
         String::from_utf8_lossy(&out.stderr)
     );
     // The world after the last pass (`O2` has a `dce` of its own).
-    let text = &all[all.rfind("// ----- after").expect("printed")..];
+    all[all.rfind("// ----- after").expect("printed")..].to_string()
+}
+
+#[test]
+fn outlining_closes_the_kernel_over_the_device_pointers_it_uses() {
+    let text = &outlined("tests/gpu/vector_add.art");
     // The kernel takes the two device pointers (and nothing of the host's control).
     let kernel = text
         .lines()
@@ -345,21 +350,7 @@ fn a_kernel_that_returns_into_host_code_is_an_error_at_the_return() {
 
 #[test]
 fn reserve_shared_is_an_allocation_in_the_shared_space_inside_the_kernel() {
-    let out = durin(&[
-        "check",
-        "--passes",
-        "O2,outline,dce",
-        "--print-after",
-        "dce",
-        "tests/gpu/reverse_block.art",
-    ]);
-    let all = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = &all[all.rfind("// ----- after").expect("printed")..];
+    let text = &outlined("tests/gpu/reverse_block.art");
     let kernel = &text[text.find("cont @kernel(").expect("a kernel")..];
     // The tile: 64 floats of shared memory, reserved in the kernel, then the barrier.
     assert!(
