@@ -50,8 +50,9 @@ struct State {
     pinned: HashSet<usize>,
     /// Microseconds in kernels, when profiling.
     kernel_us: f64,
-    /// The last kernel launched and its place, for errors found later.
-    last: Option<(String, String)>,
+    /// The last kernel launched and its place (zero-terminated strings that live as long as
+    /// the program), for errors found later.
+    last: Option<(usize, usize)>,
     profile: Option<bool>,
 }
 
@@ -165,12 +166,16 @@ impl State {
 
     /// Waits for device `n`; an error of a kernel names the last one launched.
     fn synchronize(&mut self, n: i32) -> Result<(), String> {
-        let last = self.last.clone();
+        let last = self.last;
         self.device(n)?;
         // SAFETY: plain driver call with a current context.
         let rc = unsafe { sys::cuCtxSynchronize() };
         check(rc, "a GPU kernel failed").map_err(|e| match last {
-            Some((k, at)) => format!("{e} (the last kernel launched was `{k}`, at {at})"),
+            // SAFETY: the launch's strings live as long as the program.
+            Some((k, at)) => unsafe {
+                let (k, at) = (c_text(k as *const u8), c_text(at as *const u8));
+                format!("{e} (the last kernel launched was `{k}`, at {at})")
+            },
             None => e,
         })
     }
@@ -341,9 +346,11 @@ pub unsafe extern "C" fn durin_cuda_launch(
 ) {
     let _ = nargs;
     with_state(|s| {
-        let name = c_text(kernel);
-        let at = c_text(place);
-        let fail = |e: String| format!("cannot launch kernel `{name}` (at {at}): {e}");
+        // The names are read only for a message: a launch copies no strings.
+        let fail = |e: String| {
+            let (name, at) = (c_text(kernel), c_text(place));
+            format!("cannot launch kernel `{name}` (at {at}): {e}")
+        };
         let n = dev;
         let mut blocks = [0u32; 3];
         for (i, (g, b)) in [(gx, bx), (gy, by), (gz, bz)].into_iter().enumerate() {
@@ -385,7 +392,7 @@ pub unsafe extern "C" fn durin_cuda_launch(
             std::ptr::null_mut(),
         );
         check(rc, "the launch failed").map_err(fail)?;
-        s.last = Some((name.clone(), at.clone()));
+        s.last = Some((kernel as usize, place as usize));
         if profile {
             check(sys::cuEventRecord(events[1], std::ptr::null_mut()), "event").map_err(fail)?;
             check(sys::cuEventSynchronize(events[1]), "the kernel failed").map_err(fail)?;
