@@ -79,6 +79,7 @@ const PROGRAMS: &[&str] = &[
     "tests/gpu/math.art",
     "tests/gpu/reverse_block.art",
     "tests/gpu/portable_saxpy.art",
+    "tests/gpu/conversions.art",
     "benches/gpu/copy.art",
     "benches/gpu/launch.art",
 ];
@@ -306,6 +307,25 @@ fn gpu_math_functions_are_within_a_few_ulp_of_the_cpu() {
     let words: Vec<&str> = out.split_whitespace().collect();
     assert_eq!(words[..2], ["values", "65536"], "{out}");
     assert_eq!(words[4..], ["over_8", "0"], "{out}");
+}
+
+#[test]
+fn narrow_conversions_agree_on_every_target() {
+    let mut runs = vec![
+        vec!["run", "--target", "cpu"],
+        vec!["run", "--backend", "interp"],
+    ];
+    if gpu_present("conversions on the GPU") {
+        runs.push(vec!["run", "--target", "cuda"]);
+    }
+    for mut args in runs {
+        args.push("tests/gpu/conversions.art");
+        assert_eq!(
+            ok(&durin(&args), &format!("{args:?}")),
+            "differ 0\n",
+            "{args:?}"
+        );
+    }
 }
 
 #[test]

@@ -1098,7 +1098,70 @@ fn float_to_int(v: &str, bits: u8, to: Prim) -> String {
         }
         (b, false) => {
             let hi = (1u64 << b) - 1;
-            format!("(u{b})min({hi}u, __{src}2uint_rz({v})))")
+            format!("(u{b})min({hi}u, __{src}2uint_rz({v}))")
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn integer_literals_keep_their_type_and_value() {
+        assert_eq!(int_literal(32, true, (-5i32) as u32 as u64), "(-5)");
+        assert_eq!(
+            int_literal(32, true, i32::MIN as u32 as u64),
+            "(-2147483647 - 1)"
+        );
+        assert_eq!(
+            int_literal(64, true, i64::MIN as u64),
+            "(-9223372036854775807ll - 1)"
+        );
+        assert_eq!(int_literal(8, true, 0xff), "(i8)(-1)");
+        assert_eq!(int_literal(32, false, 0xffff_ffff), "4294967295u");
+        assert_eq!(int_literal(64, false, u64::MAX), "18446744073709551615ull");
+        assert_eq!(int_literal(16, false, 0x1_0005), "(u16)5u");
+    }
+
+    #[test]
+    fn float_literals_round_trip() {
+        let f32_bits = |x: f32| x.to_bits() as u64;
+        assert_eq!(float_literal(32, f32_bits(1.0)), "1.0f");
+        assert_eq!(float_literal(32, f32_bits(-0.1)), "(-0.1f)");
+        assert_eq!(float_literal(32, f32_bits(1e-7)), "1e-7f");
+        assert_eq!(
+            float_literal(32, f32_bits(f32::INFINITY)),
+            "__int_as_float(0x7f800000)"
+        );
+        assert_eq!(float_literal(64, 0.1f64.to_bits()), "0.1");
+        // The shortest text that reads back as the same float.
+        let x = 16777217.0f64;
+        assert_eq!(float_literal(64, x.to_bits()).parse::<f64>(), Ok(x));
+    }
+
+    #[test]
+    fn narrow_float_to_int_conversions_clamp_and_balance() {
+        let to = |bits, signed| Prim::Int { bits, signed };
+        assert_eq!(
+            float_to_int("x", 32, to(8, false)),
+            "(u8)min(255u, __float2uint_rz(x))"
+        );
+        assert_eq!(
+            float_to_int("x", 64, to(16, true)),
+            "(i16)max(-32768, min(32767, __double2int_rz(x)))"
+        );
+        assert_eq!(float_to_int("x", 32, to(64, true)), "__float2ll_rz(x)");
+        for (b, s) in [
+            (8, true),
+            (8, false),
+            (16, true),
+            (16, false),
+            (32, true),
+            (64, false),
+        ] {
+            let e = float_to_int("x", 32, to(b, s));
+            assert_eq!(e.matches('(').count(), e.matches(')').count(), "{e}");
         }
     }
 }
