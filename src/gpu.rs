@@ -59,28 +59,15 @@ fn place(sources: &SourceMap, loc: Option<Loc>) -> String {
 
 /// The place to name for launch `l`: the first of the launching continuation, the kernel
 /// and the kernel's blocks that lies in the program rather than the prelude (after inlining,
-/// the jump to the launch may come from a library function).
+/// the jump to the launch may come from a library function). Only continuations carry
+/// places after the passes, so no other def is looked at.
 fn launch_loc(w: &World, l: &Launch, sources: &SourceMap) -> Option<Loc> {
     let scope = durin_passes::rewrite::scope_of(w, l.kernel);
-    // The continuations, then what their jumps compute (stores, loads, arithmetic).
-    let mut defs: Vec<Def> = vec![l.at, l.kernel];
-    defs.extend(scope.iter().copied());
-    let mut seen = std::collections::HashSet::new();
-    for &k in &scope {
-        if let Some((callee, args)) = w.body(k) {
-            let mut stack: Vec<Def> = std::iter::once(callee)
-                .chain(args.iter().copied())
-                .collect();
-            while let Some(d) = stack.pop() {
-                if w.node(d).is_nominal() || !seen.insert(d) {
-                    continue;
-                }
-                defs.push(d);
-                stack.extend_from_slice(w.ops(d));
-            }
-        }
-    }
-    let candidates: Vec<Loc> = defs.iter().filter_map(|&d| w.loc(d)).collect();
+    let candidates: Vec<Loc> = [l.at, l.kernel]
+        .into_iter()
+        .chain(scope.iter().copied())
+        .filter_map(|d| w.loc(d))
+        .collect();
     let in_program = |l: &&Loc| {
         !sources
             .name(Span::from_loc(**l).file)
@@ -126,14 +113,9 @@ pub fn lower(
     let allocated = allocation_results(w, live.conts());
     let mut kernels = Vec::new();
     let mut names = Vec::new();
+    // Outlining (which every native pipeline runs before this pass) has checked that each
+    // kernel is a known, closed continuation.
     for (i, l) in launches.iter().enumerate() {
-        let loc = w.loc(l.at).or_else(|| w.loc(l.kernel));
-        if w.node(l.kernel) != Node::Cont || w.body(l.kernel).is_none() {
-            return Err(PassError::new(
-                "the body of this kernel launch is not known at compile time",
-                loc,
-            ));
-        }
         let base = w.name(l.kernel).unwrap_or("kernel").to_string();
         let name = format!("{}_{i}", durin_backend_cuda::types::ident(&base));
         w.set_name(l.kernel, &name);
@@ -211,24 +193,38 @@ fn pointer_base(w: &World, mut d: Def) -> Def {
     d
 }
 
-/// For each captured value: whether it is a pointer into an allocation that no other
-/// captured pointer points into.
+/// Whether values of type `t` hold a pointer inside a struct, tuple or array.
+fn holds_pointer(w: &World, t: durin_ir::Type) -> bool {
+    match w.kind(t) {
+        TypeKind::Ptr { .. } => true,
+        TypeKind::Array { elem, .. } => holds_pointer(w, *elem),
+        _ => w
+            .types()
+            .components(t)
+            .is_some_and(|cs| cs.iter().any(|&c| holds_pointer(w, c))),
+    }
+}
+
+/// For each captured value: whether it is a pointer shown unaliased by every other pointer
+/// the kernel gets. That holds only when every captured pointer points into an allocation
+/// of the program's own, each into a different one: a pointer of unknown origin (a
+/// parameter, a loaded value) or one inside a captured aggregate could point anywhere, and
+/// then no pointer is unaliased.
 fn restrict_flags(w: &World, l: &Launch, allocated: &std::collections::HashSet<Def>) -> Vec<bool> {
     let is_ptr = |d: Def| matches!(w.kind(w.type_of(d)), TypeKind::Ptr { .. });
-    let bases: Vec<Option<Def>> = l
-        .captured
-        .iter()
-        .map(|&c| is_ptr(c).then(|| pointer_base(w, c)))
-        .collect();
-    bases
-        .iter()
-        .map(|b| match b {
-            Some(b) => {
-                allocated.contains(b) && bases.iter().filter(|&x| x == &Some(*b)).count() == 1
+    let none = vec![false; l.captured.len()];
+    let mut bases = std::collections::HashSet::new();
+    for &c in &l.captured {
+        if is_ptr(c) {
+            let b = pointer_base(w, c);
+            if !allocated.contains(&b) || !bases.insert(b) {
+                return none;
             }
-            None => false,
-        })
-        .collect()
+        } else if holds_pointer(w, w.type_of(c)) {
+            return none;
+        }
+    }
+    l.captured.iter().map(|&c| is_ptr(c)).collect()
 }
 
 /// A constant NUL-terminated string, as a `ptr([u8])`.

@@ -373,12 +373,18 @@ fn optimize(
     let mut pipeline = match &opt.passes {
         Some(p) => {
             let mut p = durin_passes::Pipeline::parse(p).map_err(|e| format!("error: {e}"))?;
-            if native && !p.ends_first_order() {
-                p = durin_passes::Pipeline::parse(&format!(
-                    "{},outline,closure-conv",
-                    p.names().join(",")
-                ))
-                .map_err(|e| format!("error: {e}"))?;
+            if native {
+                // Native code needs kernels outlined and closures eliminated, last.
+                let mut names = p.names();
+                if p.ends_first_order() {
+                    names.pop();
+                }
+                if !names.contains(&"outline") {
+                    names.push("outline");
+                }
+                names.push("closure-conv");
+                p = durin_passes::Pipeline::parse(&names.join(","))
+                    .map_err(|e| format!("error: {e}"))?;
             }
             p
         }
