@@ -13,7 +13,7 @@
 //! program. Run: `cargo bench --bench pipeline`.
 
 use durin_frontend::driver;
-use durin_passes::{Config, Pipeline, PrintAfter, RunOptions};
+use durin_passes::{Pipeline, RunOptions};
 use std::time::Instant;
 
 fn unroll5() -> String {
@@ -43,11 +43,7 @@ fn median(mut xs: Vec<f64>) -> f64 {
 fn bench(name: &str, src: &str, runs: usize) {
     let files = [(format!("{name}.art"), src.to_string())];
     let pipeline = Pipeline::parse("O2,closure-conv").expect("a pipeline");
-    let opts = RunOptions {
-        verify_each: false,
-        print_after: PrintAfter::None,
-        config: Config::default(),
-    };
+    let opts = RunOptions::default();
     let mut frontend = Vec::new();
     let mut per_pass: Vec<(&'static str, Vec<f64>, usize)> = Vec::new();
     let mut totals = Vec::new();

@@ -1,15 +1,11 @@
-//! The `durin` command line. It holds no compiler logic: each subcommand reads its input,
-//! calls the library crates and reports their results and diagnostics.
+//! The `durin` command line: it parses the arguments into `durin_driver::Options` and
+//! calls a `durin_driver::Session`, which writes diagnostics and output; nothing else.
 
-mod gpu;
-mod native;
-
-use clap::{Parser, Subcommand};
-use durin_ir::interp::{self, Limits};
-use durin_ir::{text, verify, Def, World};
-use std::path::{Path, PathBuf};
+use clap::{Parser, Subcommand, ValueEnum};
+use durin_driver::{Backend, Emit, IrAction, Options, Report, Session, Target};
+use durin_passes::PrintAfter;
+use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Instant;
 
 #[derive(Parser)]
 #[command(
@@ -40,42 +36,13 @@ struct CompileArgs {
     /// (`accelerator(dev)` maps to the CPU; a program that launches CUDA kernels directly is
     /// an error) or `auto`: `cuda` when this machine has a CUDA driver (for `run`; `build`
     /// and `check` always take `cuda`), the CPU otherwise and for the interpreter.
-    #[arg(long, value_enum, default_value_t = Target::Auto)]
-    target: Target,
-    #[command(flatten)]
-    opt: OptArgs,
-}
-
-/// `--target`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-enum Target {
-    /// CUDA when this machine has a CUDA driver (for `run`), else the CPU.
-    Auto,
-    /// An NVIDIA GPU through CUDA.
-    Cuda,
-    /// The CPU.
-    Cpu,
-}
-
-/// What `--target` means for one command: `None` for the GPU, or why the target is the CPU.
-fn cpu_target(target: Target, running: bool, interp: bool) -> Option<&'static str> {
-    match target {
-        Target::Cuda => None,
-        Target::Cpu => Some("the target is the CPU (`--target cpu`)"),
-        Target::Auto if interp => Some("the interpreter runs no kernels (`--backend interp` maps `accelerator(dev)` to the CPU)"),
-        Target::Auto if running && !durin_runtime::cuda::driver_present() => Some(durin_runtime::cuda::NO_DRIVER),
-        Target::Auto => None,
-    }
-}
-
-/// How to optimize the program (shared by `check`, `run` and `build`).
-#[derive(clap::Args, Clone, Debug)]
-struct OptArgs {
+    #[arg(long, value_enum, default_value_t = TargetArg::Auto)]
+    target: TargetArg,
     /// Optimization level: 0 keeps the program as lowered (only removing the partial-
     /// evaluation markers and dead code), 1 inlines continuations used once, 2 and 3 run
     /// partial evaluation and cleanup twice. For native code (`run`, `build`) every level
-    /// runs partial evaluation and ends with closure elimination, and it is also LLVM's
-    /// level.
+    /// runs partial evaluation and ends with kernel lowering and closure elimination, and
+    /// it is also LLVM's level. Default: 0 for `check`, 2 otherwise.
     #[arg(short = 'O', value_name = "LEVEL", value_parser = clap::value_parser!(u8).range(0..=3))]
     opt_level: Option<u8>,
     /// Run these passes instead of the level's pipeline (comma-separated, in order; see
@@ -84,8 +51,8 @@ struct OptArgs {
     passes: Option<String>,
     /// Print the IR after each run of this pass (or after every pass with `all`) to
     /// standard output.
-    #[arg(long, value_name = "PASS|all")]
-    print_after: Option<String>,
+    #[arg(long, value_name = "PASS|all", value_parser = PrintAfter::parse)]
+    print_after: Option<PrintAfter>,
     /// Verify the IR before the first pass and after every pass.
     #[arg(long)]
     verify_each: bool,
@@ -93,27 +60,57 @@ struct OptArgs {
     #[arg(long)]
     time_passes: bool,
     /// Partial-evaluation fuel: specializations allowed per run of `pe`.
-    #[arg(long, value_name = "N", default_value_t = durin_passes::Config::default().fuel)]
+    #[arg(long, value_name = "N", default_value_t = Options::default().pe_fuel)]
     pe_fuel: u64,
-    /// List the passes with what they do, and exit.
-    #[arg(long)]
-    list_passes: bool,
     /// After the passes, list to standard error what is left of a kind: `closures`
     /// (continuations that are neither top-level functions nor basic blocks, with where
     /// they come from and why).
-    #[arg(long, value_name = "WHAT", value_parser = ["closures"])]
-    report: Option<String>,
+    #[arg(long, value_name = "WHAT", value_enum)]
+    report: Option<ReportArg>,
 }
 
-/// How `durin run` runs a program.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-enum Backend {
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum TargetArg {
+    /// CUDA when this machine has a CUDA driver (for `run`), else the CPU.
+    Auto,
+    /// An NVIDIA GPU through CUDA.
+    Cuda,
+    /// The CPU.
+    Cpu,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum BackendArg {
     /// Native code through LLVM's JIT.
     Llvm,
     /// Native code through Cranelift's JIT (fast to compile).
     Cranelift,
     /// The IR interpreter.
     Interp,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum ReportArg {
+    /// The closures left after the passes.
+    Closures,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum EmitArg {
+    /// A relocatable object file, to link with `cc` and the runtime library.
+    Obj,
+    /// Assembly text.
+    Asm,
+    /// LLVM IR text.
+    LlvmIr,
+    /// A C header declaring the exported functions.
+    Header,
+    /// An executable (object file linked with the runtime by `cc`).
+    Exe,
+    /// The CUDA C of the program's kernels.
+    Cuda,
+    /// The PTX of the program's kernels (CUDA C compiled by NVRTC for `--gpu-arch`).
+    Ptx,
 }
 
 #[derive(Subcommand)]
@@ -124,11 +121,14 @@ enum Command {
     /// the program is valid and 1 otherwise.
     Check {
         /// The source files (`.art`).
-        #[arg(required = true)]
+        #[arg(required_unless_present = "list_passes")]
         files: Vec<PathBuf>,
         /// Print the IR of the program to standard output.
         #[arg(long)]
         print_ir: bool,
+        /// List the passes with what they do, and exit.
+        #[arg(long)]
+        list_passes: bool,
         #[command(flatten)]
         compile: CompileArgs,
     },
@@ -150,18 +150,18 @@ enum Command {
         /// interpreter, which checks every memory access and every effect's order).
         /// Default: `cranelift` at `-O0`, `llvm` otherwise.
         #[arg(long, value_enum)]
-        backend: Option<Backend>,
+        backend: Option<BackendArg>,
         /// Target CPU for native code (default: the host's CPU and its features).
         #[arg(long, value_name = "NAME")]
         cpu: Option<String>,
         /// Maximum number of jumps the interpreter may make.
-        #[arg(long, default_value_t = Limits::default().fuel)]
+        #[arg(long, default_value_t = Options::default().interp_fuel)]
         fuel: u64,
         #[command(flatten)]
         compile: CompileArgs,
     },
-    /// Compile a program ahead of time: an object file, assembly, LLVM IR, a C header or an
-    /// executable.
+    /// Compile a program ahead of time: an object file, assembly, LLVM IR, a C header, an
+    /// executable, or its kernels as CUDA C or PTX.
     ///
     /// An object file links with `cc` and the runtime library: `cc prog.o
     /// libdurin_runtime.a -lpthread -ldl -lm -lgcc_s -lc -o prog` (`--emit exe` does that).
@@ -175,8 +175,8 @@ enum Command {
         #[arg(short, long, value_name = "OUT")]
         output: PathBuf,
         /// What to write.
-        #[arg(long, value_enum, default_value_t = native::BuildEmit::Obj)]
-        emit: native::BuildEmit,
+        #[arg(long, value_enum, default_value_t = EmitArg::Obj)]
+        emit: EmitArg,
         /// Target CPU (default: the host's CPU and its features).
         #[arg(long, value_name = "NAME")]
         cpu: Option<String>,
@@ -204,7 +204,7 @@ enum Command {
         #[arg(long, value_name = "NAME")]
         entry: Option<String>,
         /// Maximum number of jumps the interpreter may make.
-        #[arg(long, default_value_t = Limits::default().fuel)]
+        #[arg(long, default_value_t = Options::default().interp_fuel)]
         fuel: u64,
         /// Print the time taken by each step to standard error.
         #[arg(long)]
@@ -216,24 +216,54 @@ enum Command {
     },
 }
 
+/// The options of a compiling command; `default_level` is the command's `-O`.
+fn options(c: CompileArgs, default_level: u8) -> Options {
+    let opt_level = c.opt_level.unwrap_or(default_level);
+    Options {
+        target: match c.target {
+            TargetArg::Auto => Target::Auto,
+            TargetArg::Cuda => Target::Cuda,
+            TargetArg::Cpu => Target::Cpu,
+        },
+        backend: Backend::default_for(opt_level),
+        opt_level,
+        passes: c.passes,
+        print_after: c.print_after.unwrap_or(PrintAfter::None),
+        verify_each: c.verify_each,
+        time_passes: c.time_passes,
+        pe_fuel: c.pe_fuel,
+        report: c.report.map(|ReportArg::Closures| Report::Closures),
+        deny_warnings: c.deny_warnings,
+        time: c.time,
+        ..Options::default()
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    let (mut stdout, mut stderr) = (std::io::stdout(), std::io::stderr());
+    macro_rules! session {
+        ($o:expr) => {
+            Session::new($o, &mut stdout, &mut stderr)
+        };
+    }
     let result = match cli.command {
-        Command::Check { compile, .. }
-        | Command::Run { compile, .. }
-        | Command::Build { compile, .. }
-            if compile.opt.list_passes =>
-        {
+        Command::Check {
+            list_passes: true, ..
+        } => {
             for (name, what) in durin_passes::passes() {
-                println!("{name:8} {what}");
+                println!("{name:12} {what}");
             }
-            Ok(ExitCode::SUCCESS)
+            Ok(0)
         }
         Command::Check {
             files,
             print_ir,
             compile,
-        } => check_command(&files, print_ir, &compile).map(|_| ExitCode::SUCCESS),
+            ..
+        } => session!(options(compile, 0))
+            .check(&files, print_ir)
+            .map(|()| 0),
         Command::Run {
             files,
             args,
@@ -241,7 +271,19 @@ fn main() -> ExitCode {
             cpu,
             fuel,
             compile,
-        } => run_command(&files, &args, backend, cpu, fuel, &compile),
+        } => {
+            let mut o = options(compile, 2);
+            if let Some(b) = backend {
+                o.backend = match b {
+                    BackendArg::Llvm => Backend::Llvm,
+                    BackendArg::Cranelift => Backend::Cranelift,
+                    BackendArg::Interp => Backend::Interp,
+                };
+            }
+            o.cpu = cpu;
+            o.interp_fuel = fuel;
+            session!(o).run(&files, &args)
+        }
         Command::Build {
             files,
             output,
@@ -249,8 +291,21 @@ fn main() -> ExitCode {
             cpu,
             gpu_arch,
             compile,
-        } => build_command(&files, &output, emit, cpu, &gpu_arch, &compile)
-            .map(|_| ExitCode::SUCCESS),
+        } => {
+            let mut o = options(compile, 2);
+            o.cpu = cpu;
+            o.gpu_arch = gpu_arch;
+            let emit = match emit {
+                EmitArg::Obj => Emit::Obj,
+                EmitArg::Asm => Emit::Asm,
+                EmitArg::LlvmIr => Emit::LlvmIr,
+                EmitArg::Header => Emit::Header,
+                EmitArg::Exe => Emit::Exe,
+                EmitArg::Cuda => Emit::Cuda,
+                EmitArg::Ptx => Emit::Ptx,
+            };
+            session!(o).build(&files, emit, &output).map(|()| 0)
+        }
         Command::Ir {
             file,
             dot,
@@ -259,487 +314,24 @@ fn main() -> ExitCode {
             fuel,
             time,
             passes,
-        } => ir_command(
-            &file,
-            dot,
-            run,
-            entry.as_deref(),
-            fuel,
-            time,
-            passes.as_deref(),
-        )
-        .map(|_| ExitCode::SUCCESS),
-    };
-    match result {
-        Ok(code) => code,
-        Err(message) => {
-            eprintln!("{message}");
-            ExitCode::FAILURE
-        }
-    }
-}
-
-fn read_input(file: &Path) -> Result<String, String> {
-    if file == Path::new("-") {
-        let mut s = String::new();
-        std::io::Read::read_to_string(&mut std::io::stdin(), &mut s)
-            .map_err(|e| format!("error: cannot read standard input: {e}"))?;
-        Ok(s)
-    } else {
-        std::fs::read_to_string(file)
-            .map_err(|e| format!("error: cannot read `{}`: {e}", file.display()))
-    }
-}
-
-/// Reads, checks and lowers a program; prints its diagnostics. Fails (with an empty
-/// message, the diagnostics being printed) if there is an error.
-fn compile_files(
-    files: &[PathBuf],
-    compile: &CompileArgs,
-    cpu: Option<&str>,
-) -> Result<durin_frontend::driver::Output, String> {
-    let (deny_warnings, time) = (compile.deny_warnings, compile.time);
-    let mut sources = Vec::new();
-    for f in files {
-        sources.push((f.display().to_string(), read_input(f)?));
-    }
-    let out = durin_frontend::driver::compile_for(&sources, true, cpu.is_none());
-    eprint!("{}", out.render());
-    if time {
-        let t = out.timings;
-        eprintln!("   parse: {:.3} ms", t.parse * 1e3);
-        eprintln!("   check: {:.3} ms", t.check * 1e3);
-        eprintln!("   lower: {:.3} ms", t.lower * 1e3);
-    }
-    if out.has_errors() {
-        let n = out.diagnostics.iter().filter(|d| d.is_error()).count();
-        return Err(format!(
-            "error: could not compile the program ({n} error{})",
-            if n == 1 { "" } else { "s" }
-        ));
-    }
-    let warnings = out.diagnostics.iter().filter(|d| !d.is_error()).count();
-    if deny_warnings && warnings > 0 {
-        return Err(format!(
-            "error: could not compile the program ({warnings} warning{} denied by --deny-warnings)",
-            if warnings == 1 { "" } else { "s" }
-        ));
-    }
-    if let Some(l) = &out.lowered {
-        if let Err(errors) = verify::verify(&l.world) {
-            let mut msg =
-                String::from("internal compiler error: the lowered program does not verify:\n");
-            for e in &errors {
-                msg.push_str(&format!("  {e}\n"));
-            }
-            return Err(msg);
-        }
-    }
-    Ok(out)
-}
-
-fn check_command(files: &[PathBuf], print_ir: bool, compile: &CompileArgs) -> Result<(), String> {
-    let cpu = cpu_target(compile.target, false, false);
-    let mut out = compile_files(files, compile, cpu)?;
-    let opt = &compile.opt;
-    // Checking is about validity: it optimizes only when asked to.
-    optimize(&mut out, opt, 0, None)?;
-    if print_ir {
-        if let Some(l) = &out.lowered {
-            print!("{}", text::print(&l.world));
-        }
-    }
-    Ok(())
-}
-
-/// Runs the pipeline that `opt` asks for (the level `default_level` when none is given) on
-/// the lowered program; errors are rendered against the sources.
-///
-/// For a `native` back end the pipeline ends with closure elimination (added after
-/// `--passes` when the list does not end with it), and kernel launches are lowered just
-/// before it: the result is then the program's CUDA module, if it launches kernels.
-///
-/// `native` is `None` for the interpreter and checking, and otherwise says whether the
-/// target is the CPU (and why; see [`cpu_target`]).
-fn optimize(
-    out: &mut durin_frontend::driver::Output,
-    opt: &OptArgs,
-    default_level: u8,
-    native: Option<Option<&'static str>>,
-) -> Result<Option<gpu::DeviceModule>, String> {
-    let cpu_reason = native.flatten();
-    let native = native.is_some();
-    let level = opt.opt_level.unwrap_or(default_level);
-    let mut pipeline = match &opt.passes {
-        Some(p) => {
-            let mut p = durin_passes::Pipeline::parse(p).map_err(|e| format!("error: {e}"))?;
-            if native {
-                // Native code needs kernels outlined and closures eliminated, last.
-                let mut names = p.names();
-                if p.ends_first_order() {
-                    names.pop();
-                }
-                if !names.contains(&"outline") {
-                    names.push("outline");
-                }
-                names.push("closure-conv");
-                p = durin_passes::Pipeline::parse(&names.join(","))
-                    .map_err(|e| format!("error: {e}"))?;
-            }
-            p
-        }
-        None if native => durin_passes::Pipeline::for_native(level),
-        None => durin_passes::Pipeline::for_level(level),
-    };
-    let module = std::rc::Rc::new(std::cell::RefCell::new(None));
-    if native {
-        pipeline.insert_before_last(Box::new(gpu::LowerLaunches {
-            module: module.clone(),
-            sources: out.sources.clone(),
-            cpu_target: cpu_reason,
-        }));
-    }
-    let print_after = match opt.print_after.as_deref() {
-        None => durin_passes::PrintAfter::None,
-        Some("all") => durin_passes::PrintAfter::All,
-        Some(p) => {
-            if !durin_passes::passes().any(|(n, _)| n == p) && p != "kernels" {
-                return Err(format!(
-                    "error: --print-after: unknown pass `{p}` (see --list-passes)"
-                ));
-            }
-            durin_passes::PrintAfter::Pass(p.to_string())
-        }
-    };
-    let run_opts = durin_passes::RunOptions {
-        verify_each: opt.verify_each,
-        print_after,
-        config: durin_passes::Config { fuel: opt.pe_fuel },
-    };
-    let Some(lowered) = out.lowered.as_mut() else {
-        return Ok(None);
-    };
-    // Passes may build a new world: find `main` again by its place among the externals.
-    let main_at = lowered
-        .main
-        .and_then(|m| lowered.world.externals().position(|e| e == m));
-    let result = pipeline.run(&mut lowered.world, &run_opts, |pass, text| {
-        println!("// ----- after {pass} -----");
-        print!("{text}");
-    });
-    lowered.main = main_at.and_then(|i| lowered.world.externals().nth(i));
-    if result.is_ok() && opt.report.as_deref() == Some("closures") {
-        report_closures(&lowered.world, &out.sources);
-    }
-    match result {
-        Ok(times) => {
-            if opt.time_passes {
-                eprintln!("{:<10} {:>10} {:>10}", "pass", "ms", "defs");
-                let mut total = 0.0;
-                for t in &times {
-                    let ms = t.time.as_secs_f64() * 1e3;
-                    total += ms;
-                    eprintln!("{:<10} {:>10.3} {:>10}", t.name, ms, t.defs);
-                }
-                eprintln!("{:<10} {:>10.3}", "total", total);
-            }
-            Ok(module.take())
-        }
-        // An error with a place is shown against the source, like the checker's.
-        Err(e) => {
-            use durin_frontend::diag::Diagnostic;
-            use durin_frontend::source::Span;
-            let Some(l) = e.loc else {
-                return Err(format!("error: {e}"));
+        } => {
+            let o = Options {
+                interp_fuel: fuel,
+                time,
+                ..Options::default()
             };
-            let mut d = Diagnostic::error(Span::from_loc(l), e.message);
-            for (n, loc) in e.notes {
-                d = match loc {
-                    Some(l) => d.with_secondary(Span::from_loc(l), n),
-                    None => d.with_note(n),
-                };
-            }
-            eprint!("{}", durin_frontend::diag::render(&out.sources, &[d]));
-            Err("error: could not compile the program (1 error)".into())
-        }
-    }
-}
-
-/// `--report closures`: one line per closure left, with its place, then a summary.
-fn report_closures(w: &durin_ir::World, sources: &durin_frontend::source::SourceMap) {
-    let form = durin_passes::cff::form(w);
-    for c in &form.closures {
-        let place = match c.loc {
-            Some(l) => {
-                let span = durin_frontend::source::Span::from_loc(l);
-                let (line, col) = sources.line_column(span);
-                format!("{}:{line}:{col}", sources.name(span.file))
-            }
-            None => "<no location>".to_string(),
-        };
-        let name = c.name.as_deref().unwrap_or("(unnamed)");
-        eprintln!("closure: {place}: `{name}`: {}", c.why);
-    }
-    eprintln!(
-        "closures: {} left ({} top-level functions, {} blocks)",
-        form.closures.len(),
-        form.functions,
-        form.blocks
-    );
-}
-
-fn run_command(
-    files: &[PathBuf],
-    args: &[String],
-    backend: Option<Backend>,
-    cpu: Option<String>,
-    fuel: u64,
-    compile: &CompileArgs,
-) -> Result<ExitCode, String> {
-    let (opt, time) = (&compile.opt, compile.time);
-    let backend = backend.unwrap_or(if opt.opt_level == Some(0) {
-        Backend::Cranelift
-    } else {
-        Backend::Llvm
-    });
-    if cpu.is_some() && backend != Backend::Llvm {
-        return Err("error: `--cpu` applies to the LLVM back end (`--backend llvm`)".into());
-    }
-    let interp = backend == Backend::Interp;
-    let cpu_reason = cpu_target(compile.target, true, interp);
-    let mut out = compile_files(files, compile, cpu_reason)?;
-    optimize(&mut out, opt, 2, (!interp).then_some(cpu_reason))?;
-    let (Some(program), Some(lowered)) = (&out.program, &out.lowered) else {
-        return Err("error: nothing to run".into());
-    };
-    let Some(main) = lowered.main else {
-        return Err("error: the program has no `main` function\n  = note: declare `fn main() -> i32 { ... }`".into());
-    };
-    let info = program.main.map(|f| &program.fns[f as usize]);
-    if let Some(info) = info {
-        use durin_frontend::types::{TyKind, TyTable};
-        let dom_ok = match program.tys.kind(info.dom) {
-            TyKind::Tuple(ts) => {
-                ts.is_empty()
-                    || (ts.len() == 2
-                        && ts[0] == TyTable::I32
-                        && matches!(program.tys.kind(ts[1]), TyKind::Ptr { .. }))
-            }
-            _ => false,
-        };
-        if !dom_ok
-            || !matches!(
-                program.tys.kind(info.codom),
-                TyKind::Prim(_) | TyKind::Tuple(_)
-            )
-        {
-            return Err(format!(
-                "error: `main` takes `{}` and returns `{}`\n  = note: expected `fn() -> i32` or `fn(i32, &[&[u8]]) -> i32`",
-                program.ty_name(info.dom),
-                program.ty_name(info.codom)
-            ));
-        }
-    }
-    if backend != Backend::Interp {
-        let mut argv = vec![files[0].display().to_string()];
-        argv.extend(args.iter().cloned());
-        let opts = native::NativeOptions {
-            opt_level: opt.opt_level.unwrap_or(2),
-            cpu,
-            time,
-        };
-        let jit = if backend == Backend::Llvm {
-            native::JitBackend::Llvm
-        } else {
-            native::JitBackend::Cranelift
-        };
-        return native::jit_main(&lowered.world, main, &argv, jit, &opts, &out.sources);
-    }
-    let mut argv: Vec<Vec<u8>> = vec![files[0].display().to_string().into_bytes()];
-    argv.extend(args.iter().map(|a| a.as_bytes().to_vec()));
-    let limits = Limits {
-        fuel,
-        ..Limits::default()
-    };
-    let t = Instant::now();
-    let mut stdout_bytes = Vec::new();
-    let result = interp::run_with_argv(&lowered.world, main, &argv, limits, &mut stdout_bytes);
-    {
-        use std::io::Write;
-        let mut stdout = std::io::stdout().lock();
-        let _ = stdout.write_all(&stdout_bytes);
-        let _ = stdout.flush();
-    }
-    if time {
-        eprintln!("     run: {:.3} ms", t.elapsed().as_secs_f64() * 1e3);
-    }
-    let results = result.map_err(|e| format!("error: run-time error in `main`: {}", e.message))?;
-    let code = match results.first() {
-        Some(interp::Value::Bits(b)) => *b as u8,
-        _ => 0,
-    };
-    Ok(ExitCode::from(code))
-}
-
-fn build_command(
-    files: &[PathBuf],
-    output: &Path,
-    emit: native::BuildEmit,
-    cpu: Option<String>,
-    gpu_arch: &str,
-    compile: &CompileArgs,
-) -> Result<(), String> {
-    let (opt, time) = (&compile.opt, compile.time);
-    let cpu_reason = cpu_target(compile.target, false, false);
-    let mut out = compile_files(files, compile, cpu_reason)?;
-    let module = optimize(&mut out, opt, 2, Some(cpu_reason))?;
-    if matches!(emit, native::BuildEmit::Cuda | native::BuildEmit::Ptx) {
-        let Some(module) = module else {
-            return Err(
-                "error: the program launches no GPU kernel: there is no CUDA code to write".into(),
-            );
-        };
-        let bytes = if emit == native::BuildEmit::Ptx {
-            let t = Instant::now();
-            let ptx = durin_runtime::cuda::nvrtc::compile(&module.source, gpu_arch, false)
-                .map_err(|e| format!("error: {e}"))?;
-            if time {
-                eprintln!("   nvrtc: {:.3} ms", t.elapsed().as_secs_f64() * 1e3);
-            }
-            ptx
-        } else {
-            module.source.into_bytes()
-        };
-        return std::fs::write(output, bytes)
-            .map_err(|e| format!("error: cannot write `{}`: {e}", output.display()));
-    }
-    let Some(lowered) = &out.lowered else {
-        return Err("error: nothing to build".into());
-    };
-    if emit == native::BuildEmit::Exe && lowered.main.is_none() {
-        return Err("error: an executable needs a `main` function\n  = note: declare `fn main() -> i32 { ... }`, or build an object file with `--emit obj`".into());
-    }
-    let opts = native::NativeOptions {
-        opt_level: opt.opt_level.unwrap_or(2),
-        cpu,
-        time,
-    };
-    native::build(&lowered.world, emit, output, &opts, &out.sources)
-}
-
-fn ir_command(
-    file: &Path,
-    dot: bool,
-    run: Option<Vec<String>>,
-    entry: Option<&str>,
-    fuel: u64,
-    time: bool,
-    passes: Option<&str>,
-) -> Result<(), String> {
-    let src = read_input(file)?;
-    let step = |what: &str, t: Instant| {
-        if time {
-            eprintln!("{what:>8}: {:.3} ms", t.elapsed().as_secs_f64() * 1e3);
+            let action = match (dot, run) {
+                (true, _) => IrAction::Dot,
+                (false, Some(args)) => IrAction::Run { args, entry },
+                (false, None) => IrAction::Print,
+            };
+            session!(o)
+                .ir(&file, passes.as_deref(), &action)
+                .map(|()| 0)
         }
     };
-    let t = Instant::now();
-    let mut world = text::parse(&src).map_err(|e| format!("{}:{e}", file.display()))?;
-    step("parse", t);
-    let t = Instant::now();
-    if let Err(errors) = verify::verify(&world) {
-        let mut msg = String::new();
-        for e in &errors {
-            msg.push_str(&format!("{}: error: {e}\n", file.display()));
-        }
-        msg.push_str(&format!("{} verifier error(s)", errors.len()));
-        return Err(msg);
-    }
-    step("verify", t);
-    if let Some(list) = passes {
-        let pipeline = durin_passes::Pipeline::parse(list).map_err(|e| format!("error: {e}"))?;
-        let opts = durin_passes::RunOptions {
-            verify_each: true,
-            print_after: durin_passes::PrintAfter::None,
-            config: durin_passes::Config::default(),
-        };
-        let t = Instant::now();
-        pipeline
-            .run(&mut world, &opts, |_, _| {})
-            .map_err(|e| format!("{}: error: {e}", file.display()))?;
-        step("passes", t);
-    }
-    if dot {
-        print!("{}", durin_ir::dot::to_dot(&world));
-        return Ok(());
-    }
-    let Some(args) = run else {
-        let t = Instant::now();
-        print!("{}", text::print(&world));
-        step("print", t);
-        return Ok(());
-    };
-    let entry = find_entry(&world, entry)?;
-    let ptys = world
-        .types()
-        .cont_params(world.type_of(entry))
-        .unwrap_or(&[])
-        .to_vec();
-    let value_tys: Vec<_> = ptys
-        .iter()
-        .take(ptys.len().saturating_sub(1))
-        .copied()
-        .filter(|&t| !world.types().is_mem(t))
-        .collect();
-    if value_tys.len() != args.len() {
-        return Err(format!(
-            "error: the entry takes {} argument(s), {} given",
-            value_tys.len(),
-            args.len()
-        ));
-    }
-    let mut values = Vec::new();
-    for (i, (&t, a)) in value_tys.iter().zip(&args).enumerate() {
-        let v = interp::parse_value(&world, t, a)
-            .map_err(|e| format!("error: argument {}: {e}", i + 1))?;
-        values.push(v);
-    }
-    let t = Instant::now();
-    let limits = Limits {
-        fuel,
-        ..Limits::default()
-    };
-    let mut out = Vec::new();
-    let result = interp::run_main(&world, entry, &values, limits, &mut out);
-    // What the program printed comes first, even if it then failed.
-    {
-        use std::io::Write;
-        let mut stdout = std::io::stdout().lock();
-        let _ = stdout.write_all(&out);
-        let _ = stdout.flush();
-    }
-    let results = result.map_err(|e| format!("{}: error: {e}", file.display()))?;
-    step("run", t);
-    for (t, v) in results {
-        println!("{}", interp::format_value(&world, t, &v));
-    }
-    Ok(())
-}
-
-fn find_entry(w: &World, name: Option<&str>) -> Result<Def, String> {
-    let with_body: Vec<Def> = w.externals().filter(|&d| w.body(d).is_some()).collect();
-    match name {
-        Some(n) => {
-            let n = n.trim_start_matches('@');
-            w.continuations()
-                .find(|&d| w.name(d) == Some(n))
-                .ok_or_else(|| format!("error: no continuation named `@{n}`"))
-        }
-        None => match with_body.as_slice() {
-            [one] => Ok(*one),
-            [] => {
-                Err("error: no external continuation with a body to run; mark one `extern`".into())
-            }
-            _ => Err("error: several external continuations; choose one with --entry".into()),
-        },
+    match result {
+        Ok(code) => ExitCode::from(code),
+        Err(durin_driver::Failed) => ExitCode::FAILURE,
     }
 }

@@ -16,7 +16,7 @@ use durin_ir::interp;
 use durin_ir::semantics::mask;
 use durin_ir::strategy::{expr, recipe, ExprProgram, Recipe, EXPR_TYPES};
 use durin_ir::{text, Def, TypeKind, World};
-use durin_passes::{Config, Pipeline, PrintAfter, RunOptions};
+use durin_passes::{Config, PassContext, Pipeline, PrintAfter, RunOptions};
 use inkwell::context::Context;
 use proptest::prelude::*;
 
@@ -25,10 +25,10 @@ fn native(w: &World, level: u8) -> Result<World, String> {
     let opts = RunOptions {
         verify_each: true,
         print_after: PrintAfter::None,
-        config: Config { fuel: 10_000 },
     };
+    let mut cx = PassContext::new(Config { fuel: 10_000 });
     Pipeline::for_native(level)
-        .run(&mut w, &opts, |_, _| {})
+        .run_in(&mut w, &opts, &mut cx, |_, _| {})
         .map_err(|e| e.to_string())?;
     Ok(w)
 }

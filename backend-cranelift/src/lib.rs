@@ -4,7 +4,7 @@
 //! closure elimination) and produces code in the process through `cranelift-jit`. It
 //! compiles several times faster than LLVM at the price of slower code, which suits
 //! `durin run -O0` and tests. [`lower`] explains the translation; a construct it does not
-//! translate is an [`Error`] that says "not supported by the Cranelift tier" with the source
+//! translate is an [`Diagnostic`] that says "not supported by the Cranelift tier" with the source
 //! place, never a crash.
 
 pub mod lower;
@@ -12,53 +12,23 @@ pub mod types;
 
 use cranelift_codegen::settings::{self, Configurable};
 use cranelift_jit::{JITBuilder, JITModule};
-use durin_ir::{Loc, World};
+pub use durin_diag::Diagnostic;
+use durin_ir::World;
 use std::time::{Duration, Instant};
 
-/// An error of the Cranelift tier, with the source place of the construct when known.
-#[derive(Clone, Debug)]
-pub struct Error {
-    /// What went wrong.
-    pub message: String,
-    /// Where, in the source.
-    pub loc: Option<Loc>,
+/// A construct the back end does not translate (an error without a place; callers add
+/// the place with [`Diagnostic::at`]).
+pub(crate) fn unsupported(what: impl Into<String>) -> Diagnostic {
+    Diagnostic::error_at(None, format!("not supported by the Cranelift tier: {} (the LLVM back end, `--backend llvm`, may support it)", what.into()))
 }
 
-impl Error {
-    pub(crate) fn new(message: String) -> Error {
-        Error { message, loc: None }
-    }
-
-    /// A construct this tier does not translate.
-    pub fn unsupported(what: impl Into<String>) -> Error {
-        Error::new(format!(
-            "not supported by the Cranelift tier: {} (the LLVM back end, `--backend llvm`, may support it)",
-            what.into()
-        ))
-    }
-
-    /// A broken invariant of the input or of the translation.
-    pub fn internal(what: impl Into<String>) -> Error {
-        Error::new(format!(
-            "internal error in the Cranelift tier: {}",
-            what.into()
-        ))
-    }
-
-    /// This error at `loc`, unless it already has a place.
-    pub fn at(mut self, loc: Option<Loc>) -> Error {
-        self.loc = self.loc.or(loc);
-        self
-    }
+/// A broken invariant of the back end's input or of the back end itself.
+pub(crate) fn internal(what: impl Into<String>) -> Diagnostic {
+    Diagnostic::error_at(
+        None,
+        format!("internal error in the Cranelift tier: {}", what.into()),
+    )
 }
-
-impl std::fmt::Display for Error {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.message)
-    }
-}
-
-impl std::error::Error for Error {}
 
 /// How to compile.
 #[derive(Clone, Debug)]
@@ -108,7 +78,12 @@ impl Drop for Jit {
 /// Compiles the program of `w` into memory, resolving `symbols` (the runtime's functions)
 /// by address and other imports (the C library) from the process, and returns the address
 /// of the external function `name`.
-pub fn jit(w: &World, name: &str, symbols: &[(&str, usize)], opts: &Options) -> Result<Jit, Error> {
+pub fn jit(
+    w: &World,
+    name: &str,
+    symbols: &[(&str, usize)],
+    opts: &Options,
+) -> Result<Jit, Diagnostic> {
     let mut flags = settings::builder();
     let level = if opts.opt_level == 0 { "none" } else { "speed" };
     for (k, v) in [
@@ -123,12 +98,17 @@ pub fn jit(w: &World, name: &str, symbols: &[(&str, usize)], opts: &Options) -> 
     ] {
         flags
             .set(k, v)
-            .map_err(|e| Error::internal(format!("Cranelift setting `{k}`: {e}")))?;
+            .map_err(|e| internal(format!("Cranelift setting `{k}`: {e}")))?;
     }
     let isa = cranelift_native::builder()
-        .map_err(|e| Error::new(format!("Cranelift does not support this machine: {e}")))?
+        .map_err(|e| {
+            Diagnostic::error_at(
+                None,
+                format!("Cranelift does not support this machine: {e}"),
+            )
+        })?
         .finish(settings::Flags::new(flags))
-        .map_err(|e| Error::internal(format!("Cranelift target: {e}")))?;
+        .map_err(|e| internal(format!("Cranelift target: {e}")))?;
     let mut builder = JITBuilder::with_isa(isa, cranelift_module::default_libcall_names());
     builder.symbols(
         symbols
@@ -138,9 +118,9 @@ pub fn jit(w: &World, name: &str, symbols: &[(&str, usize)], opts: &Options) -> 
     let mut module = JITModule::new(builder);
     let (entry, timings) = lower::lower(&mut module, w, name)?;
     let t = Instant::now();
-    module
-        .finalize_definitions()
-        .map_err(|e| Error::new(format!("Cranelift cannot link the program: {e}")))?;
+    module.finalize_definitions().map_err(|e| {
+        Diagnostic::error_at(None, format!("Cranelift cannot link the program: {e}"))
+    })?;
     let address = module.get_finalized_function(entry) as usize;
     Ok(Jit {
         module: Some(module),

@@ -18,7 +18,8 @@
 //! `durin_f16_to_f32`/`durin_f32_to_f16`, each rounding once.
 
 use crate::types::{int_type, Shape, Types};
-use crate::{Error, Timings};
+use crate::Timings;
+use crate::{internal, unsupported};
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::immediates::{Ieee32, Ieee64};
 use cranelift_codegen::ir::{
@@ -29,6 +30,7 @@ use cranelift_codegen::Context;
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use cranelift_jit::JITModule;
 use cranelift_module::{DataDescription, DataId, FuncId, Linkage, Module};
+use durin_diag::Diagnostic;
 use durin_ir::analysis::cfg::{Cfg, DomTree};
 use durin_ir::analysis::program::{self, param_types, Program, Signature};
 use durin_ir::analysis::schedule::{Placement, Schedule};
@@ -43,7 +45,7 @@ use std::time::Instant;
 /// A value: its scalars (none for `mem`).
 type V = SmallVec<[Value; 2]>;
 
-type R<T> = Result<T, Error>;
+type R<T> = Result<T, Diagnostic>;
 
 /// The C math functions that are one Cranelift instruction.
 const MATH_INSTRUCTIONS: &[&str] = &["sqrt", "fabs", "floor", "ceil"];
@@ -86,13 +88,15 @@ pub fn lower(module: &mut JITModule, w: &World, entry: &str) -> R<(FuncId, Timin
         .iter()
         .find(|&&f| w.is_external(f) && w.name(f) == Some(entry))
         .map(|f| m.functions[f].0)
-        .ok_or_else(|| Error::new(format!("the program has no function `{entry}`")))?;
+        .ok_or_else(|| {
+            Diagnostic::error_at(None, format!("the program has no function `{entry}`"))
+        })?;
     m.timings.lower = t.elapsed().saturating_sub(m.timings.codegen);
     Ok((entry_id, m.timings))
 }
 
-fn module_error(e: cranelift_module::ModuleError) -> Error {
-    Error::internal(format!("Cranelift module: {e}"))
+fn module_error(e: cranelift_module::ModuleError) -> Diagnostic {
+    internal(format!("Cranelift module: {e}"))
 }
 
 struct ModuleLowering<'a> {
@@ -154,7 +158,7 @@ impl<'a> ModuleLowering<'a> {
         for k in all {
             let name = w.name(k).unwrap_or("fn");
             let sig = Signature::of(w, w.type_of(k)).ok_or_else(|| {
-                Error::unsupported(format!(
+                unsupported(format!(
                     "`{name}` takes a continuation that is not its return point"
                 ))
                 .at(w.loc(k))
@@ -162,15 +166,15 @@ impl<'a> ModuleLowering<'a> {
             let csig = self.signature(&sig).map_err(|e| e.at(w.loc(k)))?;
             let id = if w.body(k).is_none() {
                 if csig.returns.len() > 1 {
-                    return Err(Error::unsupported(format!(
-                        "the import `{name}` returns several values"
-                    ))
-                    .at(w.loc(k)));
+                    return Err(
+                        unsupported(format!("the import `{name}` returns several values"))
+                            .at(w.loc(k)),
+                    );
                 }
                 self.module
                     .declare_function(name, Linkage::Import, &csig)
                     .map_err(|_| {
-                        Error::unsupported(format!(
+                        unsupported(format!(
                             "the import `{name}` is declared twice with different types"
                         ))
                         .at(w.loc(k))
@@ -206,7 +210,7 @@ impl<'a> ModuleLowering<'a> {
             .module
             .declare_function(name, Linkage::Import, &s)
             .map_err(|_| {
-                Error::unsupported(format!(
+                unsupported(format!(
                     "a program that declares `{name}` with another type than the runtime's"
                 ))
             })?;
@@ -232,7 +236,7 @@ impl<'a> ModuleLowering<'a> {
     fn constant(&mut self, d: Def, at: u32, bytes: &mut [u8], desc: &mut DataDescription) -> R<()> {
         let w = self.w;
         let ty = w.type_of(d);
-        let err = |what: &str| Error::unsupported(format!("{what} in a global's initializer"));
+        let err = |what: &str| unsupported(format!("{what} in a global's initializer"));
         match w.node(d) {
             Node::Lit(bits) => {
                 let n = self.types.shape(w, ty)?.size as usize;
@@ -300,7 +304,7 @@ impl<'a> ModuleLowering<'a> {
         let r = self.module.define_function(id, ctx);
         self.timings.codegen += t.elapsed();
         let r = r.map_err(|e| match e {
-            cranelift_module::ModuleError::Compilation(e) => Error::internal(format!(
+            cranelift_module::ModuleError::Compilation(e) => internal(format!(
                 "Cranelift rejects the code of `{}`: {}",
                 w.name(f).unwrap_or("?"),
                 cranelift_codegen::print_errors::pretty_error(&ctx.func, e)
@@ -421,7 +425,7 @@ impl<'m, 'a, 'f> FunctionLowering<'m, 'a, 'f> {
         let w = self.w();
         let v: V = match w.node(d) {
             Node::Param(_) => {
-                return Err(Error::internal(format!(
+                return Err(internal(format!(
                     "a parameter of `{}` used outside its function",
                     w.name(w.ops(d)[0]).unwrap_or("?")
                 )))
@@ -439,14 +443,14 @@ impl<'m, 'a, 'f> FunctionLowering<'m, 'a, 'f> {
                     smallvec![self.b.ins().func_addr(cl::I64, f)]
                 }
                 None => {
-                    return Err(Error::unsupported(format!(
+                    return Err(unsupported(format!(
                         "the block `{}` used as a value (closure elimination leaves none)",
                         w.name(d).unwrap_or("?")
                     )))
                 }
             },
             _ if w.has_params(d) => {
-                return Err(Error::internal(format!(
+                return Err(internal(format!(
                     "`{}` is used before it is computed",
                     w.node(d).name()
                 )))
@@ -471,12 +475,12 @@ impl<'m, 'a, 'f> FunctionLowering<'m, 'a, 'f> {
     fn scalar(&mut self, d: Def) -> R<Value> {
         match self.value(d)?.as_slice() {
             [v] => Ok(*v),
-            _ => Err(Error::internal("expected a scalar")),
+            _ => Err(internal("expected a scalar")),
         }
     }
 
     fn prim(&self, t: Type) -> R<Prim> {
-        Prim::of(self.w().kind(t)).ok_or_else(|| Error::internal("expected a primitive type"))
+        Prim::of(self.w().kind(t)).ok_or_else(|| internal("expected a primitive type"))
     }
 
     fn func_ref(&mut self, id: FuncId) -> FuncRef {
@@ -606,7 +610,7 @@ impl<'m, 'a, 'f> FunctionLowering<'m, 'a, 'f> {
                 smallvec![self.literal(shape.leaves[0].0, bits)]
             }
             Node::Launch => {
-                return Err(Error::internal(
+                return Err(internal(
                     "a kernel launch reached the back end (launches are lowered before)",
                 ))
             }
@@ -708,7 +712,7 @@ impl<'m, 'a, 'f> FunctionLowering<'m, 'a, 'f> {
                 let p = self.scalar(ops[1])?;
                 let t = match w.types().components(ty) {
                     Some(c) if c.len() == 2 => c[1],
-                    _ => return Err(Error::internal("ill-typed load")),
+                    _ => return Err(internal("ill-typed load")),
                 };
                 let shape = self.shape(t)?;
                 self.load(&shape, p)
@@ -732,7 +736,7 @@ impl<'m, 'a, 'f> FunctionLowering<'m, 'a, 'f> {
 
 /// The pointee of an effect's result type, or an internal error.
 fn effect_pointee(w: &World, ty: Type) -> R<Type> {
-    program::effect_pointee(w, ty).ok_or_else(|| Error::internal("ill-typed effect"))
+    program::effect_pointee(w, ty).ok_or_else(|| internal("ill-typed effect"))
 }
 
 impl<'m, 'a, 'f> FunctionLowering<'m, 'a, 'f> {
@@ -748,7 +752,7 @@ impl<'m, 'a, 'f> FunctionLowering<'m, 'a, 'f> {
     fn element(&mut self, base: Value, aggty: Type, index: Def) -> R<(Value, Rc<Shape>)> {
         let w = self.w();
         let TypeKind::Array { elem, .. } = *w.kind(aggty) else {
-            return Err(Error::internal("computed index into a tuple"));
+            return Err(internal("computed index into a tuple"));
         };
         let es = self.shape(elem)?;
         let i = self.index64(index)?;
@@ -760,7 +764,7 @@ impl<'m, 'a, 'f> FunctionLowering<'m, 'a, 'f> {
         let w = self.w();
         let p = self.scalar(ptr)?;
         let TypeKind::Ptr { pointee, .. } = *w.kind(w.type_of(ptr)) else {
-            return Err(Error::internal("lea on a non-pointer"));
+            return Err(internal("lea on a non-pointer"));
         };
         let addr = match w.kind(pointee) {
             TypeKind::Array { elem, .. } => {
@@ -772,7 +776,7 @@ impl<'m, 'a, 'f> FunctionLowering<'m, 'a, 'f> {
             _ => {
                 let i = w
                     .lit_bits(index)
-                    .ok_or_else(|| Error::internal("field address with a computed index"))?;
+                    .ok_or_else(|| internal("field address with a computed index"))?;
                 let (_, _, off) = self.m.types.component(w, pointee, i)?;
                 self.b.ins().iadd_imm_s(p, off as i64)
             }
@@ -797,7 +801,7 @@ impl<'m, 'a, 'f> FunctionLowering<'m, 'a, 'f> {
                     let ps = [AbiParam::new(t), AbiParam::new(t)];
                     self.call_helper(name, &[x, y], &ps, AbiParam::new(t))?
                 }
-                _ => return Err(Error::internal("bit operation on floats")),
+                _ => return Err(internal("bit operation on floats")),
             };
             return if bits == 16 { self.to_f16(r) } else { Ok(r) };
         }
@@ -1037,7 +1041,7 @@ impl<'m, 'a, 'f> FunctionLowering<'m, 'a, 'f> {
                     self.b.ins().return_(&flat);
                     return Ok(());
                 }
-                return Err(Error::unsupported(
+                return Err(unsupported(
                     "a jump to a continuation received as a parameter (closure elimination leaves none)",
                 ));
             }
@@ -1090,7 +1094,7 @@ impl<'m, 'a, 'f> FunctionLowering<'m, 'a, 'f> {
                     out.push(BlockArg::Value(z));
                 }
             } else {
-                return Err(Error::internal("a jump's arguments do not match the block"));
+                return Err(internal("a jump's arguments do not match the block"));
             }
         }
         Ok(out)
@@ -1101,7 +1105,7 @@ impl<'m, 'a, 'f> FunctionLowering<'m, 'a, 'f> {
     fn call(&mut self, callee: Def, args: &[Def], vals: &[V]) -> R<()> {
         let w = self.w();
         let sig = Signature::of(w, w.type_of(callee)).ok_or_else(|| {
-            Error::unsupported(
+            unsupported(
                 "a call of a function that takes a continuation other than its return point",
             )
         })?;
@@ -1114,7 +1118,7 @@ impl<'m, 'a, 'f> FunctionLowering<'m, 'a, 'f> {
             // A hint for LLVM's loop vectorizer: nothing to do here.
             let ret_point = *args
                 .last()
-                .ok_or_else(|| Error::internal("call without a return point"))?;
+                .ok_or_else(|| internal("call without a return point"))?;
             return self.jump(ret_point, &[], &[V::new()]);
         }
         let results: Vec<Value> = match self.m.functions.get(&callee) {
@@ -1149,7 +1153,7 @@ impl<'m, 'a, 'f> FunctionLowering<'m, 'a, 'f> {
         }
         let ret_point = *args
             .last()
-            .ok_or_else(|| Error::internal("call without a return point"))?;
+            .ok_or_else(|| internal("call without a return point"))?;
         self.jump(ret_point, &[], &ret_vals)
     }
 

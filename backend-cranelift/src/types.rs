@@ -7,8 +7,9 @@
 //! values are `i64`, and `f16` is kept as its 16 bits in an `i16` (arithmetic goes through
 //! `f32`).
 
-use crate::Error;
+use crate::{internal, unsupported};
 use cranelift_codegen::ir::types as cl;
+use durin_diag::Diagnostic;
 use durin_ir::{Type, TypeKind, World};
 use rustc_hash::FxHashMap;
 use std::rc::Rc;
@@ -36,7 +37,7 @@ fn round_up(x: u32, align: u32) -> u32 {
 
 impl Types {
     /// The shape of `t`.
-    pub fn shape(&mut self, w: &World, t: Type) -> Result<Rc<Shape>, Error> {
+    pub fn shape(&mut self, w: &World, t: Type) -> Result<Rc<Shape>, Diagnostic> {
         if let Some(s) = self.cache.get(&t) {
             return Ok(s.clone());
         }
@@ -80,7 +81,7 @@ impl Types {
                 let n = u32::try_from(*n)
                     .ok()
                     .filter(|&n| n.checked_mul(es.size.max(1)).is_some())
-                    .ok_or_else(|| Error::unsupported(format!("an array of {n} elements")))?;
+                    .ok_or_else(|| unsupported(format!("an array of {n} elements")))?;
                 let mut leaves = Vec::with_capacity(es.leaves.len() * n as usize);
                 for i in 0..n {
                     leaves.extend(es.leaves.iter().map(|&(ty, off)| (ty, i * es.size + off)));
@@ -92,7 +93,7 @@ impl Types {
                 }
             }
             TypeKind::Array { len: None, .. } => {
-                return Err(Error::unsupported(
+                return Err(unsupported(
                     "a value of an array type without a length (only pointers to it)",
                 ))
             }
@@ -104,7 +105,12 @@ impl Types {
 
     /// The leaves (`start..start + count`) and byte offset of component `i` of a tuple,
     /// struct or sized array of type `t`.
-    pub fn component(&mut self, w: &World, t: Type, i: u64) -> Result<(usize, usize, u32), Error> {
+    pub fn component(
+        &mut self,
+        w: &World,
+        t: Type,
+        i: u64,
+    ) -> Result<(usize, usize, u32), Diagnostic> {
         if let TypeKind::Array { elem, .. } = w.kind(t) {
             let es = self.shape(w, *elem)?;
             let n = es.leaves.len();
@@ -113,7 +119,7 @@ impl Types {
         let comps = w
             .types()
             .components(t)
-            .ok_or_else(|| Error::internal("a component of a scalar"))?
+            .ok_or_else(|| internal("a component of a scalar"))?
             .to_vec();
         let (mut start, mut at) = (0, 0);
         for (j, &c) in comps.iter().enumerate() {
@@ -125,11 +131,11 @@ impl Types {
             start += cs.leaves.len();
             at += cs.size;
         }
-        Err(Error::internal("component index out of range"))
+        Err(internal("component index out of range"))
     }
 
     /// What a pointer to `t` indexes: the element's shape for arrays (of either kind).
-    pub fn pointee(&mut self, w: &World, t: Type) -> Result<Rc<Shape>, Error> {
+    pub fn pointee(&mut self, w: &World, t: Type) -> Result<Rc<Shape>, Diagnostic> {
         match w.kind(t) {
             TypeKind::Array { elem, .. } => self.shape(w, *elem),
             _ => self.shape(w, t),

@@ -20,31 +20,50 @@
 //! count is a `__shared__` array.
 
 use crate::types::{ident, CTypes};
-use crate::Error;
+use crate::{internal, unsupported};
+use durin_diag::Diagnostic;
 use durin_ir::analysis::cfg::{Cfg, DomTree};
-use durin_ir::analysis::program::{self as form, param_types, Program, Signature};
+use durin_ir::analysis::program::{self, param_types, Program, Signature};
 use durin_ir::analysis::schedule::{Placement, Schedule};
 use durin_ir::analysis::scope::Scope;
 use durin_ir::semantics::{float_value, Prim};
-use durin_ir::{AddrSpace, ArithOp, CmpOp, Def, Node, Type, TypeKind, World};
+use durin_ir::{AddrSpace, ArithOp, CmpOp, Def, Kernel, Node, Type, TypeKind, World};
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::fmt::Write;
 
-/// A kernel of the device world and what the host knows about its launch.
+/// The CUDA C module of a device world.
 #[derive(Clone, Debug)]
-pub struct Kernel {
-    /// The kernel: an external continuation `cn(mem, params.., cn(mem))`.
-    pub def: Def,
-    /// For each value parameter (after `mem`, in order): whether the launch shows this
-    /// pointer unaliased by every other pointer the kernel gets.
-    pub restrict: Vec<bool>,
-    /// The block size, when every launch of the kernel uses the same constant one.
-    pub block: Option<[u32; 3]>,
+pub struct CudaModule {
+    /// The CUDA C text.
+    pub source: String,
+    /// The C name of each kernel, in the order they were given.
+    pub kernel_names: Vec<String>,
 }
 
-/// The CUDA C module of the device world `w`, whose kernels are `kernels`.
-pub fn emit(w: &World, kernels: &[Kernel]) -> Result<String, Error> {
-    let program = form::collect(w);
+/// Unique, readable C names: a name taken already gets a number appended.
+#[derive(Default)]
+struct Namer {
+    taken: FxHashSet<String>,
+}
+
+impl Namer {
+    /// `base` (a C identifier) if it is free, else `base_2`, `base_3` ...
+    fn name(&mut self, base: String) -> String {
+        let mut name = base.clone();
+        let mut n = 1;
+        while !self.taken.insert(name.clone()) {
+            n += 1;
+            name = format!("{base}_{n}");
+        }
+        name
+    }
+}
+
+/// The CUDA C module of the device world `w`, whose kernels are `kernels`. Kernels are
+/// named `NAME_I` (their source name and their place in `kernels`), other functions
+/// `NAME_D` (their def number); the namer keeps every name unique.
+pub fn emit(w: &World, kernels: &[Kernel]) -> Result<CudaModule, Diagnostic> {
+    let program = program::collect(w);
     let mut m = Module {
         w,
         types: CTypes::default(),
@@ -53,18 +72,22 @@ pub fn emit(w: &World, kernels: &[Kernel]) -> Result<String, Error> {
         program: &program,
         uses_bitcast: false,
     };
+    let mut namer = Namer::default();
+    let mut kernel_names = Vec::new();
+    for (i, k) in kernels.iter().enumerate() {
+        let name = namer.name(format!("{}_{i}", ident(w.name(k.def).unwrap_or("kernel"))));
+        m.fnames.insert(k.def, name.clone());
+        kernel_names.push(name);
+    }
     for &f in &program.functions {
-        let name = match m.kernels.get(&f) {
-            Some(_) => ident(w.name(f).unwrap_or("kernel")),
-            None => format!("{}_{}", ident(w.name(f).unwrap_or("f")), f.index()),
-        };
-        m.fnames.insert(f, name);
+        if !m.fnames.contains_key(&f) {
+            let name = format!("{}_{}", ident(w.name(f).unwrap_or("f")), f.index());
+            m.fnames.insert(f, namer.name(name));
+        }
     }
     for k in kernels {
         if !program.functions.contains(&k.def) {
-            return Err(Error::internal(
-                "a kernel that is not an external with a body",
-            ));
+            return Err(internal("a kernel that is not an external with a body"));
         }
     }
     let mut protos = String::new();
@@ -98,7 +121,10 @@ pub fn emit(w: &World, kernels: &[Kernel]) -> Result<String, Error> {
         out.push('\n');
     }
     out.push_str(&bodies);
-    Ok(out)
+    Ok(CudaModule {
+        source: out,
+        kernel_names,
+    })
 }
 
 const PREAMBLE: &str = "\
@@ -136,7 +162,7 @@ struct Module<'a> {
     uses_bitcast: bool,
 }
 
-type R<T> = Result<T, Error>;
+type R<T> = Result<T, Diagnostic>;
 
 /// A value: its C expression (a variable or a literal), or nothing for `mem`.
 type V = Option<String>;
@@ -146,7 +172,7 @@ impl<'a> Module<'a> {
     fn function(&mut self, f: Def) -> R<(String, String)> {
         let w = self.w;
         let sig = Signature::of(w, w.type_of(f)).ok_or_else(|| {
-            Error::unsupported("a function that takes a continuation other than its return point")
+            unsupported("a function that takes a continuation other than its return point")
         })?;
         let scope = Scope::compute_with(w, f, &self.program.free);
         let cfg = Cfg::compute(w, &scope);
@@ -264,7 +290,7 @@ impl<'m, 'a> Fun<'m, 'a> {
                 continue;
             }
             let mut uses: Vec<Def> = Vec::new();
-            for d in form::computed_defs(w, schedule.block(k), |o| self.is_block(o)) {
+            for d in program::computed_defs(w, schedule.block(k), |o| self.is_block(o)) {
                 uses.extend_from_slice(w.ops(d));
             }
             if let Some((callee, args)) = w.body(k) {
@@ -349,7 +375,7 @@ impl<'m, 'a> Fun<'m, 'a> {
         let mut texts = Vec::new();
         for (i, &k) in layout.iter().enumerate() {
             self.next = layout.get(i + 1).copied();
-            for d in form::computed_defs(w, schedule.block(k), |o| self.is_block(o)) {
+            for d in program::computed_defs(w, schedule.block(k), |o| self.is_block(o)) {
                 if !self.vals.contains_key(&d) {
                     let v = self.compute(d).map_err(|e| e.at(w.loc(d).or(w.loc(k))))?;
                     self.vals.insert(d, v);
@@ -429,25 +455,25 @@ impl<'m, 'a> Fun<'m, 'a> {
                 Some(ct) => Some(format!("{ct}{{}}")),
             },
             Node::Param(_) => {
-                return Err(Error::internal(format!(
+                return Err(internal(format!(
                     "a parameter of `{}` used outside its function",
                     w.name(w.ops(d)[0]).unwrap_or("?")
                 )))
             }
             Node::Cont => {
-                return Err(Error::unsupported(format!(
+                return Err(unsupported(format!(
                     "`{}` used as a value (kernels call functions directly)",
                     w.name(d).unwrap_or("?")
                 )))
             }
             Node::Global { .. } => {
-                return Err(Error::unsupported(format!(
+                return Err(unsupported(format!(
                     "the host global `{}` (pass its contents to the kernel instead)",
                     w.name(d).unwrap_or("?")
                 )))
             }
             _ if w.has_params(d) => {
-                return Err(Error::internal(format!(
+                return Err(internal(format!(
                     "`{}` is used before it is computed",
                     w.node(d).name()
                 )))
@@ -465,11 +491,11 @@ impl<'m, 'a> Fun<'m, 'a> {
 
     fn val(&mut self, d: Def) -> R<String> {
         self.value(d)?
-            .ok_or_else(|| Error::internal("a `mem` token used as a value"))
+            .ok_or_else(|| internal("a `mem` token used as a value"))
     }
 
     fn prim(&self, t: Type) -> R<Prim> {
-        Prim::of(self.w().kind(t)).ok_or_else(|| Error::internal("expected a primitive type"))
+        Prim::of(self.w().kind(t)).ok_or_else(|| internal("expected a primitive type"))
     }
 
     fn literal(&mut self, ty: Type, bits: u64) -> R<String> {
@@ -500,7 +526,7 @@ impl<'m, 'a> Fun<'m, 'a> {
             Node::Lit(_) | Node::Bottom | Node::Param(_) | Node::Cont | Node::Global { .. } => {
                 return self.value(d)
             }
-            Node::Launch => return Err(Error::unsupported("a kernel launch inside a kernel")),
+            Node::Launch => return Err(unsupported("a kernel launch inside a kernel")),
             Node::Arith(op) => self.arith(op, ty, ops[0], ops[1])?,
             Node::Cmp(op) => {
                 let (x, y) = (self.val(ops[0])?, self.val(ops[1])?);
@@ -583,7 +609,7 @@ impl<'m, 'a> Fun<'m, 'a> {
             Node::Lea => {
                 let p = self.val(ops[0])?;
                 let TypeKind::Ptr { pointee, .. } = *w.kind(w.type_of(ops[0])) else {
-                    return Err(Error::internal("lea on a non-pointer"));
+                    return Err(internal("lea on a non-pointer"));
                 };
                 match w.kind(pointee).clone() {
                     TypeKind::Array { len: None, .. } => {
@@ -595,13 +621,14 @@ impl<'m, 'a> Fun<'m, 'a> {
                         format!("&{p}->a[{i}]")
                     }
                     _ => {
-                        let i = w.lit_bits(ops[1]).ok_or_else(|| {
-                            Error::internal("field address with a computed index")
-                        })?;
-                        let f =
-                            self.m.types.field(w, pointee, i as usize)?.ok_or_else(|| {
-                                Error::unsupported("the address of a `mem` field")
-                            })?;
+                        let i = w
+                            .lit_bits(ops[1])
+                            .ok_or_else(|| internal("field address with a computed index"))?;
+                        let f = self
+                            .m
+                            .types
+                            .field(w, pointee, i as usize)?
+                            .ok_or_else(|| unsupported("the address of a `mem` field"))?;
                         format!("&{p}->{f}")
                     }
                 }
@@ -619,22 +646,20 @@ impl<'m, 'a> Fun<'m, 'a> {
                 let (pointee, space) = match w.types().components(ty).map(|c| c[1]) {
                     Some(p) => match w.kind(p) {
                         TypeKind::Ptr { pointee, space } => (*pointee, *space),
-                        _ => return Err(Error::internal("ill-typed alloc")),
+                        _ => return Err(internal("ill-typed alloc")),
                     },
-                    None => return Err(Error::internal("ill-typed alloc")),
+                    None => return Err(internal("ill-typed alloc")),
                 };
                 if space != AddrSpace::Shared {
-                    return Err(Error::unsupported(
+                    return Err(unsupported(
                         "allocating memory inside a kernel (allocate on the host and pass the buffer, or use `reserve_shared`)",
                     ));
                 }
                 let TypeKind::Array { elem, .. } = *w.kind(pointee) else {
-                    return Err(Error::internal("alloc of a non-array"));
+                    return Err(internal("alloc of a non-array"));
                 };
                 let n = w.lit_bits(ops[1]).ok_or_else(|| {
-                    Error::unsupported(
-                        "`reserve_shared` with a size that is not known at compile time",
-                    )
+                    unsupported("`reserve_shared` with a size that is not known at compile time")
                 })?;
                 let ct = self.m.types.value(w, elem)?;
                 let v = match w.name(d) {
@@ -649,7 +674,7 @@ impl<'m, 'a> Fun<'m, 'a> {
                 let p = self.val(ops[1])?;
                 let pointee = match w.types().components(ty) {
                     Some(c) if c.len() == 2 => c[1],
-                    _ => return Err(Error::internal("ill-typed load")),
+                    _ => return Err(internal("ill-typed load")),
                 };
                 return self.bind(d, pointee, &format!("*{p}"));
             }
@@ -699,7 +724,7 @@ impl<'m, 'a> Fun<'m, 'a> {
                 .types
                 .field(w, t, i as usize)?
                 .map(|f| format!(".{f}"))),
-            (_, None) => Err(Error::internal("computed index into a tuple")),
+            (_, None) => Err(internal("computed index into a tuple")),
         }
     }
 
@@ -775,7 +800,8 @@ impl<'m, 'a> Fun<'m, 'a> {
         let w = self.w();
         let mut vals = Vec::new();
         for &a in args {
-            let passes = form::passes_control(w, a, !self.is_block(a) && w.node(a) == Node::Cont);
+            let passes =
+                program::passes_control(w, a, !self.is_block(a) && w.node(a) == Node::Cont);
             vals.push(if passes { None } else { self.value(a)? });
         }
         if w.node(callee) == Node::Select {
@@ -820,7 +846,7 @@ impl<'m, 'a> Fun<'m, 'a> {
             return Ok(());
         }
         if !self.is_block(k) {
-            return Err(Error::unsupported(
+            return Err(unsupported(
                 "a jump to a continuation received as a parameter (closure elimination leaves none)",
             ));
         }
@@ -881,7 +907,7 @@ impl<'m, 'a> Fun<'m, 'a> {
         let i = self.params[&k]
             .iter()
             .position(|v| v.as_deref() == Some(var))
-            .ok_or_else(|| Error::internal("unknown block parameter"))?;
+            .ok_or_else(|| internal("unknown block parameter"))?;
         self.m.types.value(w, param_types(w, k)[i])
     }
 
@@ -889,7 +915,7 @@ impl<'m, 'a> Fun<'m, 'a> {
     fn call(&mut self, callee: Def, args: &[Def], vals: &[V]) -> R<()> {
         let w = self.w();
         let sig = Signature::of(w, w.type_of(callee)).ok_or_else(|| {
-            Error::unsupported(
+            unsupported(
                 "a call of a function that takes a continuation other than its return point",
             )
         })?;
@@ -898,24 +924,24 @@ impl<'m, 'a> Fun<'m, 'a> {
             cargs.push(
                 vals[i]
                     .clone()
-                    .ok_or_else(|| Error::internal("a `mem` token passed as a value"))?,
+                    .ok_or_else(|| internal("a `mem` token passed as a value"))?,
             );
         }
         let expr = if let Some(f) = self.m.fnames.get(&callee) {
             if self.m.kernels.contains_key(&callee) {
-                return Err(Error::unsupported("a kernel calling a kernel"));
+                return Err(unsupported("a kernel calling a kernel"));
             }
             format!("{f}({})", cargs.join(", "))
         } else if w.node(callee) == Node::Cont && w.body(callee).is_none() {
             let name = w.name(callee).unwrap_or("?");
             if is_host_function(name) {
-                return Err(Error::unsupported(format!(
+                return Err(unsupported(format!(
                     "a call of `{name}`, a function of the host's runtime"
                 )));
             }
             if name.contains('.') {
                 if !cargs.is_empty() {
-                    return Err(Error::unsupported(format!(
+                    return Err(unsupported(format!(
                         "the device variable `{name}` imported as a function with parameters"
                     )));
                 }
@@ -924,12 +950,12 @@ impl<'m, 'a> Fun<'m, 'a> {
                 format!("{name}({})", cargs.join(", "))
             }
         } else {
-            return Err(Error::unsupported(
+            return Err(unsupported(
                 "a call through a function pointer (kernels call functions directly)",
             ));
         };
         let Some(ret_types) = sig.ret.clone() else {
-            return Err(Error::unsupported(format!(
+            return Err(unsupported(format!(
                 "a call that does not return (`{}`)",
                 w.name(callee).unwrap_or("?")
             )));
@@ -937,7 +963,7 @@ impl<'m, 'a> Fun<'m, 'a> {
         let results: Vec<Type> = sig.results(w);
         let ret_point = *args
             .last()
-            .ok_or_else(|| Error::internal("a call without a return point"))?;
+            .ok_or_else(|| internal("a call without a return point"))?;
         self.calls += 1;
         let tmp = format!("r{}", self.calls);
         let mut out: Vec<String> = match results.as_slice() {
@@ -985,7 +1011,7 @@ fn constant(ct: &str) -> String {
 
 /// The pointee of an effect's result type.
 fn effect_pointee(w: &World, ty: Type) -> R<Type> {
-    form::effect_pointee(w, ty).ok_or_else(|| Error::internal("ill-typed effect"))
+    program::effect_pointee(w, ty).ok_or_else(|| internal("ill-typed effect"))
 }
 
 /// If the kernel only loads through pointer parameter `p` (directly or through addresses

@@ -11,49 +11,24 @@
 pub mod emit;
 pub mod types;
 
-pub use emit::{emit, Kernel};
+pub use durin_ir::Kernel;
+pub use emit::{emit, CudaModule};
 
-use durin_ir::Loc;
+pub use durin_diag::Diagnostic;
 
-/// An error of the back end, with the source place of the construct when known.
-#[derive(Clone, Debug)]
-pub struct Error {
-    /// What went wrong.
-    pub message: String,
-    /// Where, in the source.
-    pub loc: Option<Loc>,
+/// A construct the back end does not translate (an error without a place; callers add
+/// the place with [`Diagnostic::at`]).
+pub(crate) fn unsupported(what: impl Into<String>) -> Diagnostic {
+    Diagnostic::error_at(
+        None,
+        format!("not supported in a GPU kernel: {}", what.into()),
+    )
 }
 
-impl Error {
-    /// A construct that kernels cannot contain.
-    pub fn unsupported(what: impl Into<String>) -> Error {
-        Error {
-            message: format!("not supported in a GPU kernel: {}", what.into()),
-            loc: None,
-        }
-    }
-
-    /// A broken invariant of the back end's input or of the back end itself.
-    pub fn internal(what: impl Into<String>) -> Error {
-        Error {
-            message: format!("internal error in the CUDA back end: {}", what.into()),
-            loc: None,
-        }
-    }
-
-    /// This error at `loc`, unless it already has a place.
-    pub fn at(mut self, loc: Option<Loc>) -> Error {
-        if self.loc.is_none() {
-            self.loc = loc;
-        }
-        self
-    }
+/// A broken invariant of the back end's input or of the back end itself.
+pub(crate) fn internal(what: impl Into<String>) -> Diagnostic {
+    Diagnostic::error_at(
+        None,
+        format!("internal error in the CUDA back end: {}", what.into()),
+    )
 }
-
-impl std::fmt::Display for Error {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.message)
-    }
-}
-
-impl std::error::Error for Error {}

@@ -7,7 +7,8 @@
 //! arrays of a known length are wrapped in a struct `array_N { T a[n]; }` so that they are
 //! values. A pointer to an array of unknown length is a pointer to its element.
 
-use crate::Error;
+use crate::{internal, unsupported};
+use durin_diag::Diagnostic;
 use durin_ir::{Type, TypeKind, World};
 use rustc_hash::FxHashMap;
 
@@ -101,7 +102,7 @@ const C_KEYWORDS: &[&str] = &[
 
 impl CTypes {
     /// The C type of values of `t`; `None` for `mem` (no data).
-    pub fn get(&mut self, w: &World, t: Type) -> Result<Option<String>, Error> {
+    pub fn get(&mut self, w: &World, t: Type) -> Result<Option<String>, Diagnostic> {
         if let Some(n) = self.names.get(&t) {
             return Ok(n.clone());
         }
@@ -138,7 +139,7 @@ impl CTypes {
                 let decl = w
                     .types()
                     .struct_decl(t)
-                    .ok_or_else(|| Error::internal("a struct type without a declaration"))?;
+                    .ok_or_else(|| internal("a struct type without a declaration"))?;
                 let name = ident(&decl.name);
                 let fs: Vec<(String, Type)> = decl.fields.clone();
                 // Set first: a struct may point to itself.
@@ -156,12 +157,12 @@ impl CTypes {
                 Some(name)
             }
             TypeKind::Array { len: None, .. } => {
-                return Err(Error::unsupported(
+                return Err(unsupported(
                     "an array of unknown length as a value (only behind a pointer)",
                 ))
             }
             TypeKind::Cont(_) => {
-                return Err(Error::unsupported(
+                return Err(unsupported(
                     "a function used as a value in a kernel (kernels call functions directly)",
                 ))
             }
@@ -171,16 +172,16 @@ impl CTypes {
     }
 
     /// The C type of `t`, which must carry data.
-    pub fn value(&mut self, w: &World, t: Type) -> Result<String, Error> {
+    pub fn value(&mut self, w: &World, t: Type) -> Result<String, Diagnostic> {
         self.get(w, t)?
-            .ok_or_else(|| Error::internal("a `mem` token used as a value"))
+            .ok_or_else(|| internal("a `mem` token used as a value"))
     }
 
     fn fields(
         &mut self,
         w: &World,
         fields: impl Iterator<Item = (String, Type)>,
-    ) -> Result<String, Error> {
+    ) -> Result<String, Diagnostic> {
         let mut s = String::new();
         for (name, t) in fields {
             if let Some(c) = self.get(w, t)? {
@@ -191,33 +192,33 @@ impl CTypes {
     }
 
     /// The name of the field of IR index `i` of aggregate type `t`: `None` for a `mem` field.
-    pub fn field(&mut self, w: &World, t: Type, i: usize) -> Result<Option<String>, Error> {
+    pub fn field(&mut self, w: &World, t: Type, i: usize) -> Result<Option<String>, Diagnostic> {
         match w.kind(t) {
             TypeKind::Tuple(ts) => {
                 let c = ts.get(i).copied();
                 match c {
                     Some(c) if w.types().is_mem(c) => Ok(None),
                     Some(_) => Ok(Some(format!("e{i}"))),
-                    None => Err(Error::internal("tuple index out of range")),
+                    None => Err(internal("tuple index out of range")),
                 }
             }
             TypeKind::Struct(_) => {
                 let decl = w
                     .types()
                     .struct_decl(t)
-                    .ok_or_else(|| Error::internal("a struct type without a declaration"))?;
+                    .ok_or_else(|| internal("a struct type without a declaration"))?;
                 match decl.fields.get(i) {
                     Some((_, ft)) if w.types().is_mem(*ft) => Ok(None),
                     Some((n, _)) => Ok(Some(ident(n))),
-                    None => Err(Error::internal("struct index out of range")),
+                    None => Err(internal("struct index out of range")),
                 }
             }
-            _ => Err(Error::internal("a field of a non-aggregate")),
+            _ => Err(internal("a field of a non-aggregate")),
         }
     }
 
     /// The struct that a device function returning several values returns.
-    pub fn results(&mut self, w: &World, ts: &[Type]) -> Result<String, Error> {
+    pub fn results(&mut self, w: &World, ts: &[Type]) -> Result<String, Diagnostic> {
         if let Some(n) = self.results.get(ts) {
             return Ok(n.clone());
         }

@@ -5,12 +5,12 @@
 //! is a top-level function or a basic block of one) and holds no pass that belongs on the
 //! IR. [`lower`] explains the translation.
 
-pub use durin_ir::analysis::program as form;
 pub mod header;
 pub mod lower;
 pub mod types;
 
-use durin_ir::{Loc, World};
+pub use durin_diag::Diagnostic;
+use durin_ir::World;
 use inkwell::context::Context;
 use inkwell::module::Module;
 use inkwell::passes::PassBuilderOptions;
@@ -21,59 +21,25 @@ use inkwell::OptimizationLevel;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-/// An error of the back end, with the source place of the construct when known.
-#[derive(Clone, Debug)]
-pub struct Error {
-    /// What went wrong.
-    pub message: String,
-    /// Where, in the source.
-    pub loc: Option<Loc>,
+/// A construct the back end does not translate (an error without a place; callers add
+/// the place with [`Diagnostic::at`]).
+pub(crate) fn unsupported(what: impl Into<String>) -> Diagnostic {
+    Diagnostic::error_at(
+        None,
+        format!("not supported by the LLVM back end: {}", what.into()),
+    )
 }
 
-impl Error {
-    /// A construct the back end does not translate.
-    pub fn unsupported(what: impl Into<String>) -> Error {
-        Error {
-            message: format!("not supported by the LLVM back end: {}", what.into()),
-            loc: None,
-        }
-    }
-
-    /// A broken invariant of the back end's input or of the back end itself.
-    pub fn internal(what: impl Into<String>) -> Error {
-        Error {
-            message: format!("internal error in the LLVM back end: {}", what.into()),
-            loc: None,
-        }
-    }
-
-    /// Any other failure (target, file, JIT).
-    pub fn other(what: impl Into<String>) -> Error {
-        Error {
-            message: what.into(),
-            loc: None,
-        }
-    }
-
-    /// This error at `loc`, unless it already has a place.
-    pub fn at(mut self, loc: Option<Loc>) -> Error {
-        if self.loc.is_none() {
-            self.loc = loc;
-        }
-        self
-    }
+/// A broken invariant of the back end's input or of the back end itself.
+pub(crate) fn internal(what: impl Into<String>) -> Diagnostic {
+    Diagnostic::error_at(
+        None,
+        format!("internal error in the LLVM back end: {}", what.into()),
+    )
 }
-
-impl std::fmt::Display for Error {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.message)
-    }
-}
-
-impl std::error::Error for Error {}
 
 /// The back end's `Result`.
-pub type Result<T> = std::result::Result<T, Error>;
+pub type Result<T> = std::result::Result<T, Diagnostic>;
 
 /// How to compile.
 #[derive(Clone, Debug)]
@@ -148,11 +114,12 @@ fn configure_llvm() {
 
 fn machine(opts: &Options) -> Result<(TargetMachine, String, String)> {
     configure_llvm();
-    Target::initialize_native(&InitializationConfig::default())
-        .map_err(|e| Error::other(format!("cannot initialize LLVM's native target: {e}")))?;
+    Target::initialize_native(&InitializationConfig::default()).map_err(|e| {
+        Diagnostic::error_at(None, format!("cannot initialize LLVM's native target: {e}"))
+    })?;
     let triple = TargetMachine::get_default_triple();
     let target = Target::from_triple(&triple)
-        .map_err(|e| Error::other(format!("no LLVM target for the host: {e}")))?;
+        .map_err(|e| Diagnostic::error_at(None, format!("no LLVM target for the host: {e}")))?;
     let (cpu, features) = match opts.cpu.as_deref() {
         None | Some("native") => (
             TargetMachine::get_host_cpu_name().to_string(),
@@ -161,7 +128,7 @@ fn machine(opts: &Options) -> Result<(TargetMachine, String, String)> {
         Some(c) => (c.to_string(), String::new()),
     };
     if opts.cpu.as_deref().is_some_and(|c| c != "native") && !cpu_is_known(&cpu) {
-        return Err(Error::other(format!(
+        return Err(Diagnostic::error_at(None, format!(
             "unknown CPU `{cpu}` (LLVM 19 knows x86 CPUs such as `x86-64`, `x86-64-v3`, `skylake`, `znver4`; `native` is this machine's)"
         )));
     }
@@ -174,7 +141,7 @@ fn machine(opts: &Options) -> Result<(TargetMachine, String, String)> {
             RelocMode::PIC,
             CodeModel::Default,
         )
-        .ok_or_else(|| Error::other(format!("LLVM does not know the CPU `{cpu}`")))?;
+        .ok_or_else(|| Diagnostic::error_at(None, format!("LLVM does not know the CPU `{cpu}`")))?;
     Ok((tm, cpu, features))
 }
 
@@ -339,7 +306,7 @@ pub fn compile<'ctx>(ctx: &'ctx Context, w: &World, opts: &Options) -> Result<Co
     let pipeline = format!("default<O{}>", opts.opt_level.min(3));
     module
         .run_passes(&pipeline, &machine, PassBuilderOptions::create())
-        .map_err(|e| Error::other(format!("LLVM's optimizer failed: {e}")))?;
+        .map_err(|e| Diagnostic::error_at(None, format!("LLVM's optimizer failed: {e}")))?;
     Ok(Compiled {
         module,
         machine,
@@ -367,7 +334,7 @@ impl<'ctx> Compiled<'ctx> {
                 .map_err(|e| e.to_string()),
         };
         self.timings.codegen = t.elapsed();
-        r.map_err(|e| Error::other(format!("cannot write {}: {e}", path.display())))
+        r.map_err(|e| Diagnostic::error_at(None, format!("cannot write {}: {e}", path.display())))
     }
 
     /// Generates machine code for the module in memory, resolving the runtime's functions
@@ -378,7 +345,7 @@ impl<'ctx> Compiled<'ctx> {
         let ee = self
             .module
             .create_jit_execution_engine(level(opt_level))
-            .map_err(|e| Error::other(format!("cannot create the LLVM JIT: {e}")))?;
+            .map_err(|e| Diagnostic::error_at(None, format!("cannot create the LLVM JIT: {e}")))?;
         for f in self.module.get_functions() {
             if f.count_basic_blocks() != 0 {
                 continue;
@@ -388,9 +355,9 @@ impl<'ctx> Compiled<'ctx> {
                 ee.add_global_mapping(&f, *addr);
             }
         }
-        let addr = ee
-            .get_function_address(name)
-            .map_err(|e| Error::other(format!("the JIT has no function `{name}`: {e:?}")))?;
+        let addr = ee.get_function_address(name).map_err(|e| {
+            Diagnostic::error_at(None, format!("the JIT has no function `{name}`: {e:?}"))
+        })?;
         let mut timings = self.timings.clone();
         timings.codegen = t.elapsed();
         Ok(Jit {

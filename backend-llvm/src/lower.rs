@@ -12,10 +12,11 @@
 //! result is used: it traps on zero, as in the interpreter). Defs that depend on no
 //! parameter are computed once in the function's prologue (constants fold there).
 
-use crate::form::{self, may_trap, param_types, Program, Signature};
 use crate::types::Types;
-use crate::Error;
+use crate::{internal, unsupported};
+use durin_diag::Diagnostic;
 use durin_ir::analysis::cfg::{Cfg, DomTree};
+use durin_ir::analysis::program::{self, may_trap, param_types, Program, Signature};
 use durin_ir::analysis::schedule::{Placement, Schedule};
 use durin_ir::analysis::scope::Scope;
 use durin_ir::semantics::Prim;
@@ -54,8 +55,8 @@ pub fn lower<'ctx>(
     w: &World,
     name: &str,
     target: &Target,
-) -> Result<Module<'ctx>, Error> {
-    let program = form::collect(w);
+) -> Result<Module<'ctx>, Diagnostic> {
+    let program = program::collect(w);
     let module = ctx.create_module(name);
     let mut m = ModuleLowering {
         ctx,
@@ -80,7 +81,7 @@ pub fn lower<'ctx>(
         m.define_function(f)?;
     }
     if let Err(e) = module.verify() {
-        return Err(Error::internal(format!(
+        return Err(internal(format!(
             "the LLVM module does not verify: {}",
             e.to_string()
         )));
@@ -127,12 +128,12 @@ const MATH_INTRINSICS: &[(&str, &str)] = &[
 ];
 
 impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {
-    fn loc_error(&self, d: Def, e: Error) -> Error {
+    fn loc_error(&self, d: Def, e: Diagnostic) -> Diagnostic {
         e.at(self.w.loc(d))
     }
 
     /// Declares every function: externals first, so that they keep their names.
-    fn declare(&mut self, target: &Target) -> Result<(), Error> {
+    fn declare(&mut self, target: &Target) -> Result<(), Diagnostic> {
         let w = self.w;
         let mut order: Vec<Def> = self.program.imports.clone();
         order.extend(self.program.functions.iter().copied());
@@ -141,7 +142,7 @@ impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {
             let sig = Signature::of(w, w.type_of(k)).ok_or_else(|| {
                 self.loc_error(
                     k,
-                    Error::unsupported(format!(
+                    unsupported(format!(
                         "`{}` takes a continuation that is not its return point",
                         w.name(k).unwrap_or("?")
                     )),
@@ -160,7 +161,7 @@ impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {
                     Some(_) => {
                         return Err(self.loc_error(
                             k,
-                            Error::unsupported(format!(
+                            unsupported(format!(
                                 "the import `{name}` is declared twice with different types"
                             )),
                         ))
@@ -197,7 +198,7 @@ impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {
         Ok(())
     }
 
-    fn define_global(&mut self, g: Def) -> Result<(), Error> {
+    fn define_global(&mut self, g: Def) -> Result<(), Diagnostic> {
         let w = self.w;
         let init = w.ops(g)[0];
         let ty = self
@@ -214,7 +215,7 @@ impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {
         Ok(())
     }
 
-    fn define_function(&mut self, f: Def) -> Result<(), Error> {
+    fn define_function(&mut self, f: Def) -> Result<(), Diagnostic> {
         let builder = self.ctx.create_builder();
         let (func, _) = &self.functions[&f];
         let func = *func;
@@ -248,10 +249,10 @@ impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {
     }
 
     /// An LLVM constant for a def that depends on no parameter.
-    fn constant(&mut self, d: Def) -> Result<BasicValueEnum<'ctx>, Error> {
+    fn constant(&mut self, d: Def) -> Result<BasicValueEnum<'ctx>, Diagnostic> {
         let w = self.w;
         let ty = w.type_of(d);
-        let err = |what: &str| Error::unsupported(format!("{what} in a global's initializer"));
+        let err = |what: &str| unsupported(format!("{what} in a global's initializer"));
         Ok(match w.node(d) {
             Node::Lit(bits) => self.literal(ty, bits)?,
             Node::Bottom => undef(self.types.value(w, ty)?),
@@ -273,14 +274,14 @@ impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {
                 match self.types.value(w, ty)? {
                     BasicTypeEnum::StructType(s) => s.const_named_struct(&parts).into(),
                     BasicTypeEnum::ArrayType(a) => const_array(a, &parts).into(),
-                    _ => return Err(Error::internal("aggregate of a scalar type")),
+                    _ => return Err(internal("aggregate of a scalar type")),
                 }
             }
             n => return Err(err(&format!("`{}`", n.name()))),
         })
     }
 
-    fn literal(&mut self, ty: Type, bits: u64) -> Result<BasicValueEnum<'ctx>, Error> {
+    fn literal(&mut self, ty: Type, bits: u64) -> Result<BasicValueEnum<'ctx>, Diagnostic> {
         let w = self.w;
         Ok(match Prim::of(w.kind(ty)) {
             Some(Prim::Bool) => self.ctx.bool_type().const_int(bits & 1, false).into(),
@@ -291,10 +292,10 @@ impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {
                 let x = durin_ir::semantics::float_value(b, bits);
                 match self.types.value(w, ty)? {
                     BasicTypeEnum::FloatType(f) => f.const_float(x).into(),
-                    _ => return Err(Error::internal("float literal of a non-float type")),
+                    _ => return Err(internal("float literal of a non-float type")),
                 }
             }
-            None => return Err(Error::internal("literal of a non-primitive type")),
+            None => return Err(internal("literal of a non-primitive type")),
         })
     }
 
@@ -366,10 +367,10 @@ struct FunctionLowering<'m, 'a, 'ctx> {
     vectorize: FxHashMap<Def, u32>,
 }
 
-type R<T> = Result<T, Error>;
+type R<T> = Result<T, Diagnostic>;
 
-fn llvm(e: inkwell::builder::BuilderError) -> Error {
-    Error::internal(format!("LLVM builder: {e}"))
+fn llvm(e: inkwell::builder::BuilderError) -> Diagnostic {
+    internal(format!("LLVM builder: {e}"))
 }
 
 impl<'m, 'a, 'ctx> FunctionLowering<'m, 'a, 'ctx> {
@@ -443,7 +444,7 @@ impl<'m, 'a, 'ctx> FunctionLowering<'m, 'a, 'ctx> {
             }
             self.builder.position_at_end(self.blocks[&k]);
             self.current = k;
-            for d in form::computed_defs(w, schedule.block(k), |o| self.is_block(o)) {
+            for d in program::computed_defs(w, schedule.block(k), |o| self.is_block(o)) {
                 if !self.vals.contains_key(&d) {
                     let v = self.compute(d).map_err(|e| e.at(w.loc(d).or(w.loc(k))))?;
                     self.vals.insert(d, v);
@@ -471,7 +472,7 @@ impl<'m, 'a, 'ctx> FunctionLowering<'m, 'a, 'ctx> {
         let w = self.w();
         let v = match w.node(d) {
             Node::Param(_) => {
-                return Err(Error::internal(format!(
+                return Err(internal(format!(
                     "a parameter of `{}` used outside its function",
                     w.name(w.ops(d)[0]).unwrap_or("?")
                 )))
@@ -480,14 +481,14 @@ impl<'m, 'a, 'ctx> FunctionLowering<'m, 'a, 'ctx> {
             Node::Cont => match self.m.functions.get(&d) {
                 Some((f, _)) => V::Val(f.as_global_value().as_pointer_value().into()),
                 None => {
-                    return Err(Error::unsupported(format!(
+                    return Err(unsupported(format!(
                         "the block `{}` used as a value (closure elimination leaves none)",
                         w.name(d).unwrap_or("?")
                     )))
                 }
             },
             _ if w.has_params(d) => {
-                return Err(Error::internal(format!(
+                return Err(internal(format!(
                     "`{}` is used before it is computed",
                     w.node(d).name()
                 )))
@@ -515,7 +516,7 @@ impl<'m, 'a, 'ctx> FunctionLowering<'m, 'a, 'ctx> {
     /// The value of a jump's argument: nothing for a block or a parameter passed as a
     /// return point (the jump decides what they mean).
     fn argument(&mut self, a: Def) -> R<V<'ctx>> {
-        if form::passes_control(self.w(), a, self.m.functions.contains_key(&a)) {
+        if program::passes_control(self.w(), a, self.m.functions.contains_key(&a)) {
             Ok(V::Mem)
         } else {
             self.value(a)
@@ -525,26 +526,26 @@ impl<'m, 'a, 'ctx> FunctionLowering<'m, 'a, 'ctx> {
     fn val(&mut self, d: Def) -> R<BasicValueEnum<'ctx>> {
         match self.value(d)? {
             V::Val(v) => Ok(v),
-            V::Mem => Err(Error::internal("a `mem` token used as a value")),
+            V::Mem => Err(internal("a `mem` token used as a value")),
         }
     }
 
     fn int(&mut self, d: Def) -> R<IntValue<'ctx>> {
         match self.val(d)? {
             BasicValueEnum::IntValue(i) => Ok(i),
-            _ => Err(Error::internal("expected an integer")),
+            _ => Err(internal("expected an integer")),
         }
     }
 
     fn ptr(&mut self, d: Def) -> R<PointerValue<'ctx>> {
         match self.val(d)? {
             BasicValueEnum::PointerValue(p) => Ok(p),
-            _ => Err(Error::internal("expected a pointer")),
+            _ => Err(internal("expected a pointer")),
         }
     }
 
     fn prim(&self, t: Type) -> R<Prim> {
-        Prim::of(self.w().kind(t)).ok_or_else(|| Error::internal("expected a primitive type"))
+        Prim::of(self.w().kind(t)).ok_or_else(|| internal("expected a primitive type"))
     }
 
     /// Runs `f` with the builder before the prologue's terminator, then returns to where it
@@ -602,7 +603,8 @@ impl<'m, 'a, 'ctx> FunctionLowering<'m, 'a, 'ctx> {
             Node::Lit(bits) => self.m.literal(ty, bits)?,
             Node::Bottom => undef(self.m.types.value(w, ty)?),
             Node::Launch => {
-                return Err(Error::other(
+                return Err(Diagnostic::error_at(
+                    None,
                     "a kernel launch reached the back end (launches are lowered before)",
                 ))
             }
@@ -710,7 +712,7 @@ impl<'m, 'a, 'ctx> FunctionLowering<'m, 'a, 'ctx> {
             Node::Lea => {
                 let p = self.ptr(ops[0])?;
                 let TypeKind::Ptr { pointee, .. } = *w.kind(w.type_of(ops[0])) else {
-                    return Err(Error::internal("lea on a non-pointer"));
+                    return Err(internal("lea on a non-pointer"));
                 };
                 let zero = self.m.ctx.i64_type().const_zero();
                 let i32t = self.m.ctx.i32_type();
@@ -731,13 +733,14 @@ impl<'m, 'a, 'ctx> FunctionLowering<'m, 'a, 'ctx> {
                     }
                     _ => {
                         let st = self.m.types.value(w, pointee)?;
-                        let i = w.lit_bits(ops[1]).ok_or_else(|| {
-                            Error::internal("field address with a computed index")
-                        })?;
-                        let f =
-                            self.m.types.field(w, pointee, i as usize).ok_or_else(|| {
-                                Error::unsupported("the address of a `mem` field")
-                            })?;
+                        let i = w
+                            .lit_bits(ops[1])
+                            .ok_or_else(|| internal("field address with a computed index"))?;
+                        let f = self
+                            .m
+                            .types
+                            .field(w, pointee, i as usize)
+                            .ok_or_else(|| unsupported("the address of a `mem` field"))?;
                         let f = i32t.const_int(f as u64, false);
                         unsafe {
                             self.builder
@@ -758,13 +761,11 @@ impl<'m, 'a, 'ctx> FunctionLowering<'m, 'a, 'ctx> {
                 self.value(ops[0])?;
                 let pointee = effect_pointee(w, ty)?;
                 let TypeKind::Array { elem, .. } = *w.kind(pointee) else {
-                    return Err(Error::internal("alloc of a non-array"));
+                    return Err(internal("alloc of a non-array"));
                 };
                 let et = self.m.types.value(w, elem)?;
                 let n = self.index64(ops[1])?;
-                let size = et
-                    .size_of()
-                    .ok_or_else(|| Error::internal("unsized element"))?;
+                let size = et.size_of().ok_or_else(|| internal("unsized element"))?;
                 let bytes = self.builder.build_int_mul(n, size, "bytes").map_err(llvm)?;
                 let alloc = self.runtime_fn("anydsl_alloc", |c| {
                     c.ptr_type(AddressSpace::default())
@@ -776,14 +777,14 @@ impl<'m, 'a, 'ctx> FunctionLowering<'m, 'a, 'ctx> {
                     .map_err(llvm)?
                     .try_as_basic_value()
                     .basic()
-                    .ok_or_else(|| Error::internal("alloc returns nothing"))?
+                    .ok_or_else(|| internal("alloc returns nothing"))?
             }
             Node::Load => {
                 self.value(ops[0])?;
                 let p = self.ptr(ops[1])?;
                 let pointee = match w.types().components(ty) {
                     Some(c) if c.len() == 2 => c[1],
-                    _ => return Err(Error::internal("ill-typed load")),
+                    _ => return Err(internal("ill-typed load")),
                 };
                 let lt = self.m.types.value(w, pointee)?;
                 self.builder.build_load(lt, p, name).map_err(llvm)?
@@ -815,7 +816,7 @@ impl<'m, 'a, 'ctx> FunctionLowering<'m, 'a, 'ctx> {
         let r = match agg {
             BasicValueEnum::StructValue(s) => self.builder.build_insert_value(s, x, i, name),
             BasicValueEnum::ArrayValue(a) => self.builder.build_insert_value(a, x, i, name),
-            _ => return Err(Error::internal("insert into a scalar")),
+            _ => return Err(internal("insert into a scalar")),
         };
         Ok(r.map_err(llvm)?.as_basic_value_enum())
     }
@@ -837,7 +838,7 @@ impl<'m, 'a, 'ctx> FunctionLowering<'m, 'a, 'ctx> {
             match agg {
                 BasicValueEnum::StructValue(v) => s.builder.build_extract_value(v, i, name),
                 BasicValueEnum::ArrayValue(v) => s.builder.build_extract_value(v, i, name),
-                _ => return Err(Error::internal("extract from a scalar")),
+                _ => return Err(internal("extract from a scalar")),
             }
             .map_err(llvm)
         };
@@ -858,7 +859,7 @@ impl<'m, 'a, 'ctx> FunctionLowering<'m, 'a, 'ctx> {
                 let p = unsafe { b.build_in_bounds_gep(lt, tmp, &[zero, i], "") }.map_err(llvm)?;
                 Ok(V::Val(b.build_load(et, p, name).map_err(llvm)?))
             }
-            (None, _) => Err(Error::internal("computed index into a tuple")),
+            (None, _) => Err(internal("computed index into a tuple")),
         }
     }
 
@@ -881,7 +882,7 @@ impl<'m, 'a, 'ctx> FunctionLowering<'m, 'a, 'ctx> {
                 ArithOp::Mul => bd.build_float_mul(x, y, name),
                 ArithOp::Div => bd.build_float_div(x, y, name),
                 ArithOp::Rem => bd.build_float_rem(x, y, name),
-                _ => return Err(Error::internal("bit operation on floats")),
+                _ => return Err(internal("bit operation on floats")),
             };
             return Ok(r.map_err(llvm)?.into());
         }
@@ -1052,13 +1053,13 @@ impl<'m, 'a, 'ctx> FunctionLowering<'m, 'a, 'ctx> {
                 };
                 let f = Intrinsic::find(which)
                     .and_then(|i| i.get_declaration(self.m.module, &[lt, v.get_type()]))
-                    .ok_or_else(|| Error::internal(format!("no intrinsic {which}")))?;
+                    .ok_or_else(|| internal(format!("no intrinsic {which}")))?;
                 self.builder
                     .build_call(f, &[v.into()], name)
                     .map_err(llvm)?
                     .try_as_basic_value()
                     .basic()
-                    .ok_or_else(|| Error::internal("conversion returns nothing"))?
+                    .ok_or_else(|| internal("conversion returns nothing"))?
             }
             (Prim::Float { bits: a }, Prim::Float { bits: c }) => {
                 if a == c {
@@ -1085,7 +1086,7 @@ impl<'m, 'a, 'ctx> FunctionLowering<'m, 'a, 'ctx> {
             {
                 return self.ret(vals);
             }
-            return Err(Error::unsupported(
+            return Err(unsupported(
                 "a jump to a continuation received as a parameter (closure elimination leaves none)",
             ));
         }
@@ -1204,7 +1205,7 @@ impl<'m, 'a, 'ctx> FunctionLowering<'m, 'a, 'ctx> {
     fn call(&mut self, callee: Def, args: &[Def], vals: &[V<'ctx>]) -> R<()> {
         let w = self.w();
         let sig = Signature::of(w, w.type_of(callee)).ok_or_else(|| {
-            Error::unsupported(
+            unsupported(
                 "a call of a function that takes a continuation other than its return point",
             )
         })?;
@@ -1222,7 +1223,7 @@ impl<'m, 'a, 'ctx> FunctionLowering<'m, 'a, 'ctx> {
                     }
                 }
                 V::Val(v) => call_args.push(v.into()),
-                V::Mem => return Err(Error::internal("a `mem` token passed as a value")),
+                V::Mem => return Err(internal("a `mem` token passed as a value")),
             }
         }
         let name = w.name(callee).unwrap_or("");
@@ -1234,14 +1235,14 @@ impl<'m, 'a, 'ctx> FunctionLowering<'m, 'a, 'ctx> {
                 .and_then(|&i| w.lit_bits(args[i]))
                 .filter(|&n| (1..=1024).contains(&n))
                 .ok_or_else(|| {
-                    Error::unsupported(
+                    unsupported(
                         "a vector length that is not a constant from 1 to 1024 (`vectorize` needs one known at compile time)",
                     )
                 })?;
             self.vectorize.insert(self.current, width as u32);
             let ret_point = *args
                 .last()
-                .ok_or_else(|| Error::internal("call without a return point"))?;
+                .ok_or_else(|| internal("call without a return point"))?;
             return self.jump(ret_point, &[], &[V::Mem]);
         }
         let site = match self.m.functions.get(&callee) {
@@ -1279,11 +1280,7 @@ impl<'m, 'a, 'ctx> FunctionLowering<'m, 'a, 'ctx> {
                     );
                 }
             }
-            _ => {
-                return Err(Error::internal(
-                    "call results do not match the return point",
-                ))
-            }
+            _ => return Err(internal("call results do not match the return point")),
         }
         let mut next = results.into_iter();
         let ret_vals: Vec<V<'ctx>> = ret_types
@@ -1298,12 +1295,12 @@ impl<'m, 'a, 'ctx> FunctionLowering<'m, 'a, 'ctx> {
             .collect();
         let ret_point = *args
             .last()
-            .ok_or_else(|| Error::internal("call without a return point"))?;
+            .ok_or_else(|| internal("call without a return point"))?;
         self.jump(ret_point, &[], &ret_vals)
     }
 }
 
 /// The pointee of an effect's result type, or an internal error.
 fn effect_pointee(w: &World, ty: Type) -> R<Type> {
-    form::effect_pointee(w, ty).ok_or_else(|| Error::internal("ill-typed effect"))
+    program::effect_pointee(w, ty).ok_or_else(|| internal("ill-typed effect"))
 }

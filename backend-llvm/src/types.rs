@@ -4,7 +4,8 @@
 //! components (see [`Types::field`]); structs become named LLVM structs, tuples literal ones.
 //! Continuation values (function pointers) and all pointers are the opaque `ptr`.
 
-use crate::Error;
+use crate::unsupported;
+use durin_diag::Diagnostic;
 use durin_ir::{Type, TypeKind, World};
 use inkwell::context::Context;
 use inkwell::types::{BasicType, BasicTypeEnum, FunctionType, StructType};
@@ -29,7 +30,7 @@ impl<'ctx> Types<'ctx> {
     }
 
     /// The LLVM type of values of `t`; `None` for `mem` (no data).
-    pub fn get(&mut self, w: &World, t: Type) -> Result<Option<BasicTypeEnum<'ctx>>, Error> {
+    pub fn get(&mut self, w: &World, t: Type) -> Result<Option<BasicTypeEnum<'ctx>>, Diagnostic> {
         if let Some(&l) = self.cache.get(&t) {
             return Ok(l);
         }
@@ -64,12 +65,12 @@ impl<'ctx> Types<'ctx> {
             TypeKind::Array { elem, len: Some(n) } => {
                 let e = self.value(w, *elem)?;
                 let n = u32::try_from(*n).map_err(|_| {
-                    Error::unsupported(format!("an array of {n} elements (at most 2^32 - 1)"))
+                    unsupported(format!("an array of {n} elements (at most 2^32 - 1)"))
                 })?;
                 Some(e.array_type(n).into())
             }
             TypeKind::Array { len: None, .. } => {
-                return Err(Error::unsupported(
+                return Err(unsupported(
                     "a value of an array type without a length (only pointers to it)",
                 ))
             }
@@ -79,21 +80,20 @@ impl<'ctx> Types<'ctx> {
     }
 
     /// The LLVM type of `t`, which must carry data.
-    pub fn value(&mut self, w: &World, t: Type) -> Result<BasicTypeEnum<'ctx>, Error> {
-        self.get(w, t)?.ok_or_else(|| {
-            Error::unsupported("a `mem` token where a value is expected".to_string())
-        })
+    pub fn value(&mut self, w: &World, t: Type) -> Result<BasicTypeEnum<'ctx>, Diagnostic> {
+        self.get(w, t)?
+            .ok_or_else(|| unsupported("a `mem` token where a value is expected".to_string()))
     }
 
     /// What a pointer to `t` indexes: the element type for arrays (of either kind).
-    pub fn pointee(&mut self, w: &World, t: Type) -> Result<BasicTypeEnum<'ctx>, Error> {
+    pub fn pointee(&mut self, w: &World, t: Type) -> Result<BasicTypeEnum<'ctx>, Diagnostic> {
         match w.kind(t) {
             TypeKind::Array { elem, len: None } => self.value(w, *elem),
             _ => self.value(w, t),
         }
     }
 
-    fn fields(&mut self, w: &World, ts: &[Type]) -> Result<Vec<BasicTypeEnum<'ctx>>, Error> {
+    fn fields(&mut self, w: &World, ts: &[Type]) -> Result<Vec<BasicTypeEnum<'ctx>>, Diagnostic> {
         let mut out = Vec::new();
         for &c in ts {
             if let Some(l) = self.get(w, c)? {
@@ -119,8 +119,8 @@ impl<'ctx> Types<'ctx> {
     pub fn import_function(
         &mut self,
         w: &World,
-        sig: &crate::form::Signature,
-    ) -> Result<FunctionType<'ctx>, Error> {
+        sig: &durin_ir::analysis::program::Signature,
+    ) -> Result<FunctionType<'ctx>, Diagnostic> {
         let f = self.function(w, sig)?;
         let mut params = Vec::new();
         for (&t, lt) in sig.param_types.iter().zip(f.get_param_types()) {
@@ -142,13 +142,13 @@ impl<'ctx> Types<'ctx> {
     }
 
     /// The LLVM function type of calling a continuation of type `t` (see
-    /// [`crate::form::Signature`]): value parameters in, the return point's values out
+    /// [`durin_ir::analysis::program::Signature`]): value parameters in, the return point's values out
     /// (none: `void`; one: itself; several: a literal struct).
     pub fn function(
         &mut self,
         w: &World,
-        sig: &crate::form::Signature,
-    ) -> Result<FunctionType<'ctx>, Error> {
+        sig: &durin_ir::analysis::program::Signature,
+    ) -> Result<FunctionType<'ctx>, Diagnostic> {
         let mut params = Vec::new();
         for &p in &sig.param_types {
             params.push(self.value(w, p)?.into());

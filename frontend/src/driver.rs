@@ -70,8 +70,12 @@ pub fn compile_for(files: &[(String, String)], lower: bool, gpu: bool) -> Output
     let mut sources = SourceMap::new();
     let mut diags = Vec::new();
     let t0 = std::time::Instant::now();
-    let mut parse = |name: &str, text: &str, diags: &mut Vec<Diagnostic>| {
-        let id = sources.add(name, text);
+    let mut parse = |name: &str, text: &str, library: bool, diags: &mut Vec<Diagnostic>| {
+        let id = if library {
+            sources.add_library(name, text)
+        } else {
+            sources.add(name, text)
+        };
         let toks = lexer::lex(id, text, diags);
         parser::parse(&toks, diags)
     };
@@ -81,9 +85,12 @@ pub fn compile_for(files: &[(String, String)], lower: bool, gpu: bool) -> Output
         .iter()
         .copied()
         .chain([("<prelude>/target.art", target.as_str())])
-        .map(|(n, t)| parse(n, t, &mut prelude_diags))
+        .map(|(n, t)| parse(n, t, true, &mut prelude_diags))
         .collect();
-    let modules: Vec<_> = files.iter().map(|(n, t)| parse(n, t, &mut diags)).collect();
+    let modules: Vec<_> = files
+        .iter()
+        .map(|(n, t)| parse(n, t, false, &mut diags))
+        .collect();
     let mut timings = Timings {
         parse: t0.elapsed().as_secs_f64(),
         ..Timings::default()
@@ -118,12 +125,13 @@ pub fn compile_for(files: &[(String, String)], lower: bool, gpu: bool) -> Output
                 Some(l)
             }
             Err(_) => {
-                diags.push(Diagnostic {
-                    severity: crate::diag::Severity::Error,
-                    message: "internal compiler error: lowering to the IR failed".into(),
-                    labels: Vec::new(),
-                    notes: vec!["this is a bug in durin; please report it with this program".into()],
-                });
+                diags.push(
+                    Diagnostic::error_at(
+                        None,
+                        "internal compiler error: lowering to the IR failed",
+                    )
+                    .with_note("this is a bug in durin; please report it with this program"),
+                );
                 None
             }
         };

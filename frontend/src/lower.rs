@@ -347,7 +347,7 @@ impl<'p> Lowerer<'p> {
             self.internal(span, e);
         }
         // The block's location is that of the jump that ends it: the call site of a call.
-        self.w.set_loc(bb, span.to_loc());
+        self.w.set_loc(bb, span);
         self.mem = None;
     }
 

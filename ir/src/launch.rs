@@ -99,3 +99,17 @@ pub fn check_type(w: &mut World, t: Type) -> Result<(), String> {
     }
     Ok(())
 }
+
+/// A kernel of a device world and what the host knows about its launches: what a device
+/// code generator needs besides the kernel's code.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Kernel {
+    /// The kernel: an external continuation `cn(mem, params.., cn(mem))` of the device
+    /// world.
+    pub def: Def,
+    /// For each value parameter (after `mem`, in order): whether the launch shows this
+    /// pointer unaliased by every other pointer the kernel gets.
+    pub restrict: Vec<bool>,
+    /// The block size, when the launch uses a constant one.
+    pub block: Option<[u32; 3]>,
+}

@@ -28,6 +28,7 @@ pub mod verify;
 pub mod world;
 
 pub use def::{ArithOp, CmpOp, Def, Node};
-pub use launch::Launch;
+pub use durin_diag::Span;
+pub use launch::{Kernel, Launch};
 pub use types::{AddrSpace, Type, TypeKind};
-pub use world::{Loc, World};
+pub use world::World;

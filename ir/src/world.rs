@@ -10,6 +10,7 @@
 use crate::def::{ArithOp, CmpOp, Def, Node};
 use crate::types::{AddrSpace, Type, TypeKind, TypeTable};
 use crate::{normalize, typing};
+use durin_diag::Span;
 use hashbrown::HashTable;
 use indexmap::IndexSet;
 use rustc_hash::{FxBuildHasher, FxHashMap, FxHasher};
@@ -52,20 +53,8 @@ pub struct World {
     nominals: IndexSet<Def, FxBuildHasher>,
     externals: IndexSet<Def, FxBuildHasher>,
     names: FxHashMap<Def, Box<str>>,
-    locs: FxHashMap<Def, Loc>,
+    locs: FxHashMap<Def, Span>,
     no_normalize: bool,
-}
-
-/// A source location attached to a def, for diagnostics after passes. The IR does not
-/// interpret it: a front end stores a file number and a byte range, and maps them back.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
-pub struct Loc {
-    /// The front end's file number.
-    pub file: u32,
-    /// First byte.
-    pub start: u32,
-    /// One past the last byte.
-    pub end: u32,
 }
 
 fn hash_key(node: Node, ty: Type, ops: &[Def]) -> u32 {
@@ -287,13 +276,14 @@ impl World {
         }
     }
 
-    /// The source location of `d`, if the front end gave one.
-    pub fn loc(&self, d: Def) -> Option<Loc> {
+    /// The source place of `d`, if the front end gave one (the IR does not interpret it;
+    /// diagnostics name it).
+    pub fn loc(&self, d: Def) -> Option<Span> {
         self.locs.get(&d).copied()
     }
 
     /// Attaches a source location to `d` (not part of its identity).
-    pub fn set_loc(&mut self, d: Def, loc: Loc) {
+    pub fn set_loc(&mut self, d: Def, loc: Span) {
         self.locs.insert(d, loc);
     }
 

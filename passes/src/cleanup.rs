@@ -13,7 +13,7 @@
 
 use crate::live::Live;
 use crate::rewrite::{
-    closed_conts, cont_param_types, direct_uses, scope_of, specialize, DefSet, Rewriter,
+    closed_conts, cont_param_types, direct_uses, reached_scope, specialize, DefSet, Rewriter,
 };
 use durin_ir::{Def, Node, World};
 use rustc_hash::FxHashMap;
@@ -251,7 +251,7 @@ pub fn drop_params(w: &mut World) -> bool {
         if subst.iter().all(Option::is_none) {
             continue;
         }
-        let scope = scope_of(w, k);
+        let scope = reached_scope(w, k);
         if scope.iter().any(|m| tainted.contains(m)) {
             continue;
         }

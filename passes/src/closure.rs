@@ -22,10 +22,11 @@
 //! are expected to be few (`--report closures` lists them).
 
 use crate::live::Live;
+use crate::pipeline::Remap;
 use crate::rewrite::{
     closed_conts, cont_param_types, is_function_type, DefSet, ScopeIndex, UseCache,
 };
-use crate::PassError;
+use durin_diag::Diagnostic;
 use durin_ir::{AddrSpace, Def, Node, Type, TypeKind, World};
 use rustc_hash::{FxHashMap, FxHashSet};
 
@@ -53,8 +54,9 @@ enum Kind {
     Lift,
 }
 
-/// `w` in first-order form, in a new world.
-pub fn run(w: &World) -> Result<(World, Stats), PassError> {
+/// `w` in first-order form, in a new world, and where the continuations of `w` went (a
+/// converted closure: to its code).
+pub fn run(w: &World) -> Result<(World, Remap, Stats), Diagnostic> {
     let live = Live::new(w);
     let conts: DefSet = live.conts().iter().copied().collect();
     let closed = closed_conts(w, &conts);
@@ -115,7 +117,7 @@ pub fn run(w: &World) -> Result<(World, Stats), PassError> {
     while let Some((old, new)) = cv.pending.pop() {
         cv.body(old, new)?;
     }
-    Ok((cv.new, cv.stats))
+    Ok((cv.new, Remap::new(cv.conts), cv.stats))
 }
 
 /// Whether user `u` refers to continuation `k` other than as the callee of its jump.
@@ -137,7 +139,7 @@ fn free_values(
     kinds: &FxHashMap<Def, Kind>,
     closed: &FxHashMap<Def, bool>,
     index: &mut ScopeIndex,
-) -> Result<FxHashMap<Def, DefSet>, PassError> {
+) -> Result<FxHashMap<Def, DefSet>, Diagnostic> {
     let mut free: FxHashMap<Def, DefSet> = FxHashMap::default();
     let mut calls: FxHashMap<Def, DefSet> = FxHashMap::default();
     for &c in closures {
@@ -213,26 +215,26 @@ fn free_values(
     for &c in closures {
         for &x in &free[&c] {
             if w.node(x) == Node::Cont && !is_function_type(w, w.type_of(x)) {
-                return Err(PassError::new(
+                return Err(Diagnostic::error_at(
+                    w.loc(c),
                     format!(
                         "cannot convert `{}`: it jumps to `{}` of the code around it (a `break`, `continue` or `return` out of a closure that was not specialized away)",
                         w.name(c).unwrap_or("closure"),
                         w.name(x).unwrap_or("a continuation")
                     ),
-                    w.loc(c),
                 )
-                .with_note(
-                    "native code can leave a function only by returning; partial evaluation (`-O2`, or `pe` in the pipeline) inlines the closure when the function it is passed to is marked `@`",
+                .with_note_at(
                     w.loc(x),
+                    "native code can leave a function only by returning; partial evaluation (`-O2`, or `pe` in the pipeline) inlines the closure when the function it is passed to is marked `@`",
                 ));
             }
             if mentions_mem(w, w.type_of(x)) {
-                return Err(PassError::new(
+                return Err(Diagnostic::error_at(
+                    w.loc(c),
                     format!(
                         "cannot convert `{}`: it uses a memory token of the code around it",
                         w.name(c).unwrap_or("closure")
                     ),
-                    w.loc(c),
                 ));
             }
         }
@@ -314,7 +316,7 @@ impl Converter<'_> {
     }
 
     /// The type `t` becomes: function types become (code, environment) pairs.
-    fn ty(&mut self, t: Type) -> Result<Type, PassError> {
+    fn ty(&mut self, t: Type) -> Result<Type, Diagnostic> {
         if let Some(&r) = self.types.get(&t) {
             return Ok(r);
         }
@@ -381,7 +383,7 @@ impl Converter<'_> {
 
     /// The new continuation for old `k`: its plain copy, its lifted version or its code;
     /// made (with its body left pending) on first request.
-    fn cont_of(&mut self, k: Def) -> Result<Def, PassError> {
+    fn cont_of(&mut self, k: Def) -> Result<Def, Diagnostic> {
         if let Some(&n) = self.conts.get(&k) {
             return Ok(n);
         }
@@ -428,12 +430,12 @@ impl Converter<'_> {
                 self.stats.converted += 1;
                 let Some(mi) = (0..ps.len()).find(|&i| matches!(old.kind(ps[i]), TypeKind::Mem))
                 else {
-                    return Err(PassError::new(
+                    return Err(Diagnostic::error_at(
+                        old.loc(k),
                         format!(
                             "cannot convert closure `{}`: it takes no memory token to read its environment with",
                             old.name(k).unwrap_or("closure")
                         ),
-                        old.loc(k),
                     ));
                 };
                 let env_ty = self.env_record_type(k)?;
@@ -459,7 +461,7 @@ impl Converter<'_> {
     }
 
     /// The tuple type of the environment record of closure `k`.
-    fn env_record_type(&mut self, k: Def) -> Result<Type, PassError> {
+    fn env_record_type(&mut self, k: Def) -> Result<Type, Diagnostic> {
         let free: Vec<Def> = self.free[&k].iter().copied().collect();
         let tys = (free.iter())
             .map(|&x| self.ty(self.old.type_of(x)))
@@ -469,7 +471,7 @@ impl Converter<'_> {
 
     /// The wrapper of top-level function `k` used as a value: its code takes an
     /// environment it ignores.
-    fn wrapper(&mut self, k: Def) -> Result<Def, PassError> {
+    fn wrapper(&mut self, k: Def) -> Result<Def, Diagnostic> {
         if let Some(&n) = self.wrappers.get(&k) {
             return Ok(n);
         }
@@ -491,7 +493,7 @@ impl Converter<'_> {
     }
 
     /// Converts the body of old continuation `k` into new continuation `n`.
-    fn body(&mut self, k: Def, n: Def) -> Result<(), PassError> {
+    fn body(&mut self, k: Def, n: Def) -> Result<(), Diagnostic> {
         let old = self.old;
         let Some((callee, args)) = old.body(k).map(|(c, a)| (c, a.to_vec())) else {
             return Ok(());
@@ -530,9 +532,9 @@ impl Converter<'_> {
             _ => (callee, new_args),
         };
         self.new.try_set_body(n, callee, &new_args).map_err(|e| {
-            PassError::new(
-                format!("internal compiler error: closure conversion made an ill-typed jump: {e}"),
+            Diagnostic::error_at(
                 old.loc(k),
+                format!("internal compiler error: closure conversion made an ill-typed jump: {e}"),
             )
         })
     }
@@ -574,7 +576,7 @@ impl Converter<'_> {
         k: Def,
         ctx: Option<Def>,
         made: &[Def],
-    ) -> Result<FxHashMap<Def, Def>, PassError> {
+    ) -> Result<FxHashMap<Def, Def>, Diagnostic> {
         let old = self.old;
         let name = |c: Def| old.name(c).unwrap_or("closure").to_string();
         let (_, args) = old.body(k).expect("a body");
@@ -583,12 +585,12 @@ impl Converter<'_> {
             .copied()
             .find(|&a| matches!(old.kind(old.type_of(a)), TypeKind::Mem))
         else {
-            return Err(PassError::new(
+            return Err(Diagnostic::error_at(
+                old.loc(made[0]).or(old.loc(k)),
                 format!(
                     "cannot convert closure `{}`: it is made in a jump that passes no memory token to allocate its environment with",
                     name(made[0])
                 ),
-                old.loc(made[0]).or(old.loc(k)),
             ));
         };
         // The memory chain, from the jump's token back to where it enters this body.
@@ -646,12 +648,12 @@ impl Converter<'_> {
             let mut vals = Vec::new();
             for &x in &free {
                 if reaches_any(old, x, &later) {
-                    return Err(PassError::new(
+                    return Err(Diagnostic::error_at(
+                        old.loc(c),
                         format!(
                             "cannot convert closure `{}`: it captures a value computed after it is made",
                             name(c)
                         ),
-                        old.loc(c),
                     ));
                 }
                 vals.push(self.value(x, ctx, &mut local)?);
@@ -674,7 +676,7 @@ impl Converter<'_> {
         d: Def,
         ctx: Option<Def>,
         local: &mut Option<FxHashMap<Def, Def>>,
-    ) -> Result<Def, PassError> {
+    ) -> Result<Def, Diagnostic> {
         let old = self.old;
         let mut stack = vec![(d, false)];
         while let Some(&(x, expanded)) = stack.last() {
@@ -704,12 +706,12 @@ impl Converter<'_> {
                         self.new.tuple(&[code, env])
                     }
                     Kind::Convert | Kind::Lift => {
-                        return Err(PassError::new(
+                        return Err(Diagnostic::error_at(
+                            old.loc(x),
                             format!(
                                 "internal compiler error: closure `{}` used where it is not made",
                                 old.name(x).unwrap_or("closure")
                             ),
-                            old.loc(x),
                         ))
                     }
                 }),

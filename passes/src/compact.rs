@@ -2,12 +2,14 @@
 //! into a new world; the rest (the old versions of specialized or inlined code) stays
 //! behind. Names, locations and the order of nominals are kept, so the text form is stable.
 
+use crate::pipeline::Remap;
 use crate::rewrite::cont_param_types;
 use durin_ir::{Def, Node, World};
 use rustc_hash::FxHashMap;
 
-/// The program of `w` reachable from its externals, in a fresh world with the same types.
-pub fn compact(w: &World) -> World {
+/// The program of `w` reachable from its externals, in a fresh world with the same types,
+/// and where each def of `w` that is kept went.
+pub fn compact(w: &World) -> (World, Remap) {
     let mut c = Copier {
         old: w,
         new: World::with_types_of(w),
@@ -21,7 +23,7 @@ pub fn compact(w: &World) -> World {
     while let Some(k) = c.pending.pop() {
         c.fill(k);
     }
-    c.new
+    (c.new, Remap::new(c.map))
 }
 
 struct Copier<'a> {

@@ -11,9 +11,9 @@
 
 use crate::live::Live;
 use crate::rewrite::{
-    clone_conts, closed_conts, is_function_type, scope_of, DefSet, Rewriter, UseCache,
+    clone_conts, closed_conts, is_function_type, reached_scope, DefSet, Rewriter, UseCache,
 };
-use crate::PassError;
+use durin_diag::Diagnostic;
 use durin_ir::{launch, Def, Launch, Node, TypeKind, World};
 use rustc_hash::FxHashSet;
 
@@ -26,7 +26,7 @@ pub struct Stats {
 
 /// Outlines the kernel of every launch that still captures nothing and whose kernel is not
 /// closed.
-pub fn run(w: &mut World) -> Result<Stats, PassError> {
+pub fn run(w: &mut World) -> Result<Stats, Diagnostic> {
     let live = Live::new(w);
     let launches: Vec<Launch> = live
         .conts()
@@ -43,15 +43,15 @@ pub fn run(w: &mut World) -> Result<Stats, PassError> {
 }
 
 /// Outlines the kernel of `l`; false when it is closed already.
-fn outline(w: &mut World, l: &Launch) -> Result<bool, PassError> {
+fn outline(w: &mut World, l: &Launch) -> Result<bool, Diagnostic> {
     let loc = w.loc(l.at).or_else(|| w.loc(l.kernel));
     if !matches!(w.node(l.kernel), Node::Cont) || w.body(l.kernel).is_none() {
-        return Err(PassError::new(
-            "the body of this kernel launch is not known at compile time (the kernel must be a function the compiler can see, such as a lambda)",
+        return Err(Diagnostic::error_at(
             loc,
+            "the body of this kernel launch is not known at compile time (the kernel must be a function the compiler can see, such as a lambda)",
         ));
     }
-    let scope = scope_of(w, l.kernel);
+    let scope = reached_scope(w, l.kernel);
     let mut cache = UseCache::default();
     check_host_control(w, &scope, &mut cache, loc)?;
     let captured = free_values(w, &scope, &mut cache);
@@ -147,8 +147,8 @@ fn check_host_control(
     w: &World,
     scope: &DefSet,
     cache: &mut UseCache,
-    loc: Option<durin_ir::Loc>,
-) -> Result<(), PassError> {
+    loc: Option<durin_ir::Span>,
+) -> Result<(), Diagnostic> {
     let mut outside = DefSet::default();
     for &k in scope {
         let (conts, _) = cache.direct_uses(w, k);
@@ -168,15 +168,15 @@ fn check_host_control(
         return Ok(());
     };
     let name = w.name(k).unwrap_or("?");
-    Err(PassError::new(
-        format!("a kernel cannot continue in the host code around its launch (it uses the continuation `{name}`); a kernel ends by returning"),
+    Err(Diagnostic::error_at(
         w.loc(k).or(loc),
+        format!("a kernel cannot continue in the host code around its launch (it uses the continuation `{name}`); a kernel ends by returning"),
     ))
 }
 
 /// Rejects values that cannot reach a kernel: functions, continuations, `mem`, and
 /// addresses of host stack slots.
-fn check_capturable(w: &World, c: Def, loc: Option<durin_ir::Loc>) -> Result<(), PassError> {
+fn check_capturable(w: &World, c: Def, loc: Option<durin_ir::Span>) -> Result<(), Diagnostic> {
     let t = w.type_of(c);
     let what = if contains_cont(w, t) {
         Some("a closure (a function value)")
@@ -188,13 +188,13 @@ fn check_capturable(w: &World, c: Def, loc: Option<durin_ir::Loc>) -> Result<(),
         None
     };
     match what {
-        Some(what) => Err(PassError::new(
+        Some(what) => Err(Diagnostic::error_at(
+            w.loc(c).or(loc),
             format!(
                 "a GPU kernel cannot capture {what}{}: kernels take pointers to device memory, scalars and structs of those (the value has the IR type {})",
                 w.name(c).map(|n| format!(" (`{n}`)")).unwrap_or_default(),
                 w.types().display(t)
             ),
-            w.loc(c).or(loc),
         )),
         None => Ok(()),
     }

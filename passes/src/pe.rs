@@ -21,8 +21,8 @@
 
 use crate::live::Live;
 use crate::rewrite::{is_function, specialize_in, DefSet, Rewriter, ScopeIndex};
-use crate::PassError;
-use durin_ir::{Def, Loc, Node, TypeKind, World};
+use durin_diag::Diagnostic;
+use durin_ir::{Def, Node, Span, TypeKind, World};
 use rustc_hash::FxHashMap;
 
 /// What one run of the partial evaluator may do.
@@ -114,7 +114,7 @@ pub const MAX_DEFS: usize = 8_000_000;
 pub const FUEL_DEFS: usize = 4096;
 
 /// Runs the partial evaluator to a fixed point.
-pub fn run(w: &mut World, opts: Options) -> Result<Stats, PassError> {
+pub fn run(w: &mut World, opts: Options) -> Result<Stats, Diagnostic> {
     let mut pe = Pe {
         w,
         opts,
@@ -151,7 +151,7 @@ impl Pe<'_> {
     /// `|lower, upper| { fn @loop(i) ...; loop(lower) }` on its own unrolls forever, as
     /// `loop(lower + 1)` still satisfies its filter; only the closures that stay
     /// first-class get their bodies evaluated as they are.
-    fn round(&mut self) -> Result<bool, PassError> {
+    fn round(&mut self) -> Result<bool, Diagnostic> {
         self.refresh();
         let mut done = DefSet::default();
         let roots: Vec<Def> = self.w.externals().collect();
@@ -185,7 +185,7 @@ impl Pe<'_> {
         roots: Vec<Def>,
         done: &mut DefSet,
         control_only: bool,
-    ) -> Result<bool, PassError> {
+    ) -> Result<bool, Diagnostic> {
         let mut changed = false;
         let mut stack = roots;
         stack.reverse();
@@ -233,7 +233,7 @@ impl Pe<'_> {
     /// with nothing left to specialize on, so this ends; the bound on steps without fuel is
     /// a safety net only. (A bound on all steps would stop half-way through a long
     /// unrolled loop, and the walk would then visit what the jump still passes.)
-    fn jump(&mut self, k: Def) -> Result<bool, PassError> {
+    fn jump(&mut self, k: Def) -> Result<bool, Diagnostic> {
         let mut changed = false;
         let mut free_steps = 0;
         while free_steps <= 64 {
@@ -263,7 +263,7 @@ impl Pe<'_> {
     }
 
     /// One rewrite of the jump of `k`, if one applies.
-    fn step(&mut self, k: Def) -> Result<bool, PassError> {
+    fn step(&mut self, k: Def) -> Result<bool, Diagnostic> {
         let Some((callee, args)) = self.w.body(k).map(|(c, a)| (c, a.to_vec())) else {
             return Ok(false);
         };
@@ -396,7 +396,7 @@ impl Pe<'_> {
 
     /// One unit of fuel for specializing `target` at `site`, or the fuel diagnostic (also
     /// when the program has grown past [`MAX_DEFS`]).
-    fn spend_fuel(&mut self, site: Def, target: Def) -> Result<(), PassError> {
+    fn spend_fuel(&mut self, site: Def, target: Def) -> Result<(), Diagnostic> {
         if self.fuel_left == 0 || self.w.num_defs() > MAX_DEFS {
             return Err(self.out_of_fuel(site, target));
         }
@@ -412,7 +412,7 @@ impl Pe<'_> {
         target: Def,
         args: &[Def],
         key_args: Vec<Option<Def>>,
-    ) -> Result<bool, PassError> {
+    ) -> Result<bool, Diagnostic> {
         let key = (target, key_args);
         let (clone, new) = match self.memo.get(&key) {
             Some(&c) => {
@@ -459,7 +459,7 @@ impl Pe<'_> {
             .all(|&f| rw.rewrite(self.w, f) == self.w.lit_bool(true))
     }
 
-    fn out_of_fuel(&self, site: Def, target: Def) -> PassError {
+    fn out_of_fuel(&self, site: Def, target: Def) -> Diagnostic {
         let name = |d: Def| self.w.name(d).unwrap_or("a continuation").to_string();
         let what = if self.fuel_left == 0 {
             format!(
@@ -469,21 +469,21 @@ impl Pe<'_> {
         } else {
             format!("room (the program grew past {MAX_DEFS} definitions)")
         };
-        let mut err = PassError::new(
+        let mut err = Diagnostic::error_at(
+            self.w.loc(site),
             format!(
                 "partial evaluation ran out of {what} specializing `{}`",
                 name(target)
             ),
-            self.w.loc(site),
         )
-        .with_note(
+        .with_note_at(
+            None,
             "a function marked `@` (or with a filter that keeps holding) calls itself on \
              arguments that never become constant; mark the argument with `$` or weaken the \
              filter",
-            None,
         );
         // The chain of specializations back to the original code, with repeats folded.
-        let mut chain: Vec<(String, Option<Loc>, usize)> = Vec::new();
+        let mut chain: Vec<(String, Option<Span>, usize)> = Vec::new();
         let mut at = site;
         let mut seen = DefSet::default();
         while let Some(&(from, callee)) = self.origin.get(&at) {
@@ -497,7 +497,7 @@ impl Pe<'_> {
             }
             at = from;
         }
-        let shown: Vec<&(String, Option<Loc>, usize)> = if chain.len() > 6 {
+        let shown: Vec<&(String, Option<Span>, usize)> = if chain.len() > 6 {
             chain[..3].iter().chain(&chain[chain.len() - 3..]).collect()
         } else {
             chain.iter().collect()
@@ -508,7 +508,7 @@ impl Pe<'_> {
             } else {
                 format!("reached by specializing `{n}` here")
             };
-            err = err.with_note(note, *loc);
+            err = err.with_note_at(*loc, note);
         }
         err
     }

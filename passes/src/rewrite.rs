@@ -226,10 +226,16 @@ pub fn direct_uses(w: &World, k: Def) -> (Vec<Def>, Vec<Def>) {
     UseCache::default().direct_uses(w, k)
 }
 
-/// The scope of `entry`: `entry` and the continuations reachable from it that use,
+/// The reached scope of `entry`: `entry` and the continuations reachable from it that use,
 /// directly or through another such continuation, a parameter of a continuation of the
 /// scope. Found from `entry` outwards (over what `entry` reaches), in time linear in that.
-pub fn scope_of(w: &World, entry: Def) -> DefSet {
+///
+/// This differs from the IR's [`durin_ir::analysis::scope::Scope`], which looks at every
+/// continuation of the world: a continuation that uses `entry`'s parameters but that
+/// `entry` no longer reaches (left behind by a rewrite) is in that scope and not in this
+/// one. Passes rewrite in place and leave such continuations until `dce`, so they need
+/// this one.
+pub fn reached_scope(w: &World, entry: Def) -> DefSet {
     let mut reached = DefSet::default();
     reached.insert(entry);
     let mut index = ScopeIndex::default();
@@ -318,7 +324,7 @@ impl ScopeIndex {
         conts
     }
 
-    /// The scope of `entry` (see [`scope_of`]), the entry first: users of a member's
+    /// The scope of `entry` (see [`reached_scope`]), the entry first: users of a member's
     /// parameters are members, and so are continuations that reference a member other than
     /// the entry (they have its free parameters); referencing the entry itself (calling it)
     /// brings in none of the scope's parameters.
@@ -410,7 +416,7 @@ fn closed_from(w: &World, conts: &DefSet, direct: &[(Vec<Def>, Vec<Def>)]) -> Fx
 /// Jumps back to `entry` from inside its scope still go to `entry`: a recursive jump
 /// passes its own arguments and is specialized (or not) on its own.
 pub fn specialize(w: &mut World, entry: Def, args: &[Option<Def>], name: &str) -> Def {
-    let scope = scope_of(w, entry);
+    let scope = reached_scope(w, entry);
     specialize_in(w, entry, args, name, &scope, &mut UseCache::default())
 }
 

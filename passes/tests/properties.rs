@@ -7,7 +7,7 @@
 use durin_ir::equiv::alpha_equivalent;
 use durin_ir::strategy::{recipe, Recipe};
 use durin_ir::{text, verify, Def, Node, World};
-use durin_passes::{passes, Config, Pipeline, PrintAfter, RunOptions};
+use durin_passes::{passes, Config, Diagnostic, PassContext, Pipeline, RunOptions};
 use proptest::prelude::*;
 
 fn config() -> ProptestConfig {
@@ -15,15 +15,19 @@ fn config() -> ProptestConfig {
 }
 
 fn entry(w: &World) -> Def {
-    w.externals().next().expect("the program keeps its entry")
+    w.externals().next().expect("the program has its entry")
 }
 
-fn opts(fuel: u64) -> RunOptions {
-    RunOptions {
+/// Runs `p` on `w` (verifying after every pass) with `fuel`; returns what `entry` of the
+/// input is after the passes, followed through those that rebuild the world.
+fn run(p: &Pipeline, w: &mut World, entry: Def, fuel: u64) -> Result<Def, Diagnostic> {
+    let opts = RunOptions {
         verify_each: true,
-        print_after: PrintAfter::None,
-        config: Config { fuel },
-    }
+        ..RunOptions::default()
+    };
+    let mut cx = PassContext::new(Config { fuel });
+    p.run_in(w, &opts, &mut cx, |_, _| {})?;
+    Ok(cx.follow(entry).expect("passes keep the externals"))
 }
 
 /// Runs `pipeline` on a copy of `w` and checks that the results stay the same.
@@ -37,10 +41,11 @@ fn preserves(
     let before = Recipe::run(w, entry(w), a, b, x);
     prop_assert!(before.is_ok(), "generated programs run: {:?}", before);
     let mut after = w.clone();
-    if let Err(e) = pipeline.run(&mut after, &opts(10_000), |_, _| {}) {
-        return Err(TestCaseError::fail(format!("{e}\n{}", text::print(w))));
-    }
-    let got = Recipe::run(&after, entry(&after), a, b, x);
+    let moved = match run(pipeline, &mut after, entry(w), 10_000) {
+        Ok(m) => m,
+        Err(e) => return Err(TestCaseError::fail(format!("{e}\n{}", text::print(w)))),
+    };
+    let got = Recipe::run(&after, moved, a, b, x);
     prop_assert_eq!(
         &before,
         &got,
@@ -77,9 +82,9 @@ proptest! {
         for level in 0..=3 {
             let p = Pipeline::for_level(level);
             let mut once = w.clone();
-            p.run(&mut once, &opts(10_000), |_, _| {}).map_err(|e| TestCaseError::fail(e.to_string()))?;
+            run(&p, &mut once, entry(&w), 10_000).map_err(|e| TestCaseError::fail(e.to_string()))?;
             let mut twice = once.clone();
-            p.run(&mut twice, &opts(10_000), |_, _| {}).map_err(|e| TestCaseError::fail(e.to_string()))?;
+            run(&p, &mut twice, entry(&once), 10_000).map_err(|e| TestCaseError::fail(e.to_string()))?;
             if let Err(e) = alpha_equivalent(&once, &twice) {
                 return Err(TestCaseError::fail(format!(
                     "-O{level} changed its own output: {e}\n--- once\n{}--- twice\n{}",
@@ -110,10 +115,10 @@ proptest! {
         let before = Recipe::run(&w, entry(&w), a, b, x);
         prop_assert!(before.is_ok());
         let mut after = w.clone();
-        match Pipeline::for_level(3).run(&mut after, &opts(300), |_, _| {}) {
-            Ok(_) => {
+        match run(&Pipeline::for_level(3), &mut after, entry(&w), 300) {
+            Ok(moved) => {
                 prop_assert!(verify::verify(&after).is_ok());
-                let got = Recipe::run(&after, entry(&after), a, b, x);
+                let got = Recipe::run(&after, moved, a, b, x);
                 prop_assert_eq!(&before, &got, "\n{}\ninto\n{}", text::print(&w), text::print(&after));
             }
             Err(e) => prop_assert!(e.message.contains("partial evaluation ran out of"), "{}", e),
@@ -129,14 +134,19 @@ proptest! {
     /// is passed to a call: the random programs make no other kind of escaping address.
     #[test]
     fn mem2reg_promotes_all_it_can_at_once(r in recipe()) {
-        let (mut w, _) = r.build();
-        let first = durin_passes::mem2reg::run(&mut w);
-        prop_assert!(verify::verify(&w).is_ok());
-        let second = durin_passes::mem2reg::run(&mut w);
-        prop_assert_eq!(second.promoted, 0, "{:?} then {:?}\n{}", first, second, text::print(&w));
-        prop_assert_eq!(second.kept, first.kept);
+        let (mut w, main) = r.build();
+        let p = Pipeline::parse("mem2reg").expect("a pass");
+        run(&p, &mut w, main, 10_000).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let mut again = w.clone();
+        run(&p, &mut again, main, 10_000).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        if let Err(e) = alpha_equivalent(&w, &again) {
+            return Err(TestCaseError::fail(format!("a second mem2reg changed the program: {e}\n{}", text::print(&w))));
+        }
         if !r.stmts.iter().any(passes_closure) {
-            prop_assert_eq!(first.kept, 0);
+            let dce = Pipeline::parse("dce").expect("a pass");
+            run(&dce, &mut again, main, 10_000).map_err(|e| TestCaseError::fail(e.to_string()))?;
+            let slots = again.defs().filter(|&d| again.node(d) == Node::Slot).count();
+            prop_assert_eq!(slots, 0, "slots left\n{}", text::print(&again));
         }
     }
 }
@@ -166,19 +176,19 @@ proptest! {
         let (w, _) = r.build();
         let pipeline = Pipeline::parse(&format!("O{level},closure-conv")).expect("a pipeline");
         let after = preserves(&w, &pipeline, a, b, x)?;
-        let form = durin_passes::cff::form(&after);
+        let report = durin_passes::closure_report(&after);
         prop_assert!(
-            form.is_first_order(),
+            report.is_first_order(),
             "closures left: {:?}\n{}",
-            form.closures,
+            report.closures,
             text::print(&after)
         );
         let mut before = w.clone();
-        Pipeline::for_level(level).run(&mut before, &opts(10_000), |_, _| {}).map_err(|e| TestCaseError::fail(e.to_string()))?;
-        let (_, stats) = durin_passes::closure::run(&before).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        run(&Pipeline::for_level(level), &mut before, entry(&w), 10_000).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let (_, _, stats) = durin_passes::eliminate_closures(&before).map_err(|e| TestCaseError::fail(e.to_string()))?;
         prop_assert_eq!(
             stats.converted + stats.lifted,
-            durin_passes::cff::form(&before).closures.len(),
+            durin_passes::closure_report(&before).closures.len(),
             "every closure the level leaves is converted or lifted\n{}",
             text::print(&before)
         );

@@ -3,8 +3,7 @@
 
 use durin_ir::strategy::{recipe, Recipe};
 use durin_ir::{text, verify, ArithOp, Node, TypeKind, World};
-use durin_passes::rewrite::Rewriter;
-use durin_passes::{Config, Pass, PassError, Pipeline, PrintAfter, RunOptions};
+use durin_passes::{Config, Diagnostic, Pass, PassContext, Pipeline, Rewriter, RunOptions};
 use proptest::prelude::*;
 
 /// `x * 2^k` (and `2^k * x`) on integers becomes `x << k`.
@@ -15,7 +14,7 @@ impl Pass for StrengthReduction {
         "strength-reduction"
     }
 
-    fn run(&self, w: &mut World, _: &Config) -> Result<(), PassError> {
+    fn run(&self, w: &mut World, _: &mut PassContext<'_>) -> Result<(), Diagnostic> {
         // 1. Find the multiplications the program reaches and decide their replacements.
         let mut rw = Rewriter::new();
         let conts: Vec<_> = w.continuations().collect();
@@ -56,33 +55,18 @@ extern cont @f(%m: mem, %x: i32, %ret: cn(mem, i32)) {
 }
 ";
     let mut w = text::parse(src).expect("parses");
-    let mut p = Pipeline::parse("").expect("empty");
+    let mut p = Pipeline::new();
     p.push(Box::new(StrengthReduction));
-    p.push(Box::new(Dce));
+    p.append(Pipeline::parse("dce").expect("a built-in pass"));
     let opts = RunOptions {
         verify_each: true,
-        print_after: PrintAfter::None,
-        config: Config::default(),
+        ..RunOptions::default()
     };
     p.run(&mut w, &opts, |_, _| {}).expect("runs");
     let out = text::print(&w);
     assert!(out.contains("shl(%1, 3:i32)"), "{out}");
     assert!(out.contains("mul(%3, 3:i32)"), "{out}");
     assert!(!out.contains("8:i32"), "{out}");
-}
-
-/// Dead-code elimination, as a pass value to push after ours.
-struct Dce;
-
-impl Pass for Dce {
-    fn name(&self) -> &'static str {
-        "dce"
-    }
-
-    fn run(&self, w: &mut World, _: &Config) -> Result<(), PassError> {
-        *w = durin_passes::compact::compact(w);
-        Ok(())
-    }
 }
 
 proptest! {
@@ -95,7 +79,8 @@ proptest! {
         let (w, main) = r.build();
         let before = Recipe::run(&w, main, a, b, x);
         let mut after = w.clone();
-        StrengthReduction.run(&mut after, &Config::default()).expect("runs");
+        let mut cx = PassContext::new(Config::default());
+        StrengthReduction.run(&mut after, &mut cx).expect("runs");
         prop_assert!(verify::verify(&after).is_ok());
         prop_assert_eq!(before, Recipe::run(&after, main, a, b, x));
     }

@@ -1,4 +1,4 @@
-//! Control-flow form: what each live continuation is for a back end.
+//! The closure report: what each live continuation is for a back end.
 //!
 //! - a *function*: it uses no free parameter (a top-level function);
 //! - a *block*: it has free parameters but is only jumped to (directly or as a branch
@@ -8,12 +8,12 @@
 //! - a *closure*: anything else: a continuation with free parameters that is passed as a
 //!   function value, stored in a value, or a local function that takes a return point.
 //!
-//! The pipeline removes most closures by specialization and inlining; [`form`] lists
-//! those that survive, for `--report closures`.
+//! The pipeline removes most closures by specialization and inlining; [`closure_report`]
+//! lists those that survive, for `--report closures`.
 
 use crate::live::Live;
 use crate::rewrite::{closed_conts, is_function_type, DefSet};
-use durin_ir::{Def, Loc, Node, World};
+use durin_ir::{Def, Node, Span, World};
 use rustc_hash::FxHashMap;
 
 /// A continuation that is neither a top-level function nor a block.
@@ -24,14 +24,14 @@ pub struct Closure {
     /// Its source name, if it has one.
     pub name: Option<String>,
     /// Where it comes from.
-    pub loc: Option<Loc>,
+    pub loc: Option<Span>,
     /// Why it is a closure.
     pub why: &'static str,
 }
 
 /// How many continuations of each kind the live program has, and its closures.
 #[derive(Clone, Debug, Default)]
-pub struct Form {
+pub struct ClosureReport {
     /// Top-level functions (with a body).
     pub functions: usize,
     /// Blocks.
@@ -40,20 +40,20 @@ pub struct Form {
     pub closures: Vec<Closure>,
 }
 
-impl Form {
-    /// Whether the program is in control-flow form (no closure left).
+impl ClosureReport {
+    /// Whether the program is first-order (no closure left).
     pub fn is_first_order(&self) -> bool {
         self.closures.is_empty()
     }
 }
 
 /// Classifies the live continuations of `w`.
-pub fn form(w: &World) -> Form {
+pub fn closure_report(w: &World) -> ClosureReport {
     let live = Live::new(w);
     let conts: DefSet = live.conts().iter().copied().collect();
     let closed = closed_conts(w, &conts);
     let users = live.users(w);
-    let mut form = Form::default();
+    let mut report = ClosureReport::default();
     let mut sorted: Vec<Def> = conts.iter().copied().collect();
     sorted.sort();
     for k in sorted {
@@ -61,13 +61,13 @@ pub fn form(w: &World) -> Form {
             continue;
         }
         if closed.get(&k).copied().unwrap_or(true) {
-            form.functions += 1;
+            report.functions += 1;
             continue;
         }
         let uses = users.get(&k).map_or(&[][..], Vec::as_slice);
         match why_closure(w, k, uses, &users) {
-            None => form.blocks += 1,
-            Some(why) => form.closures.push(Closure {
+            None => report.blocks += 1,
+            Some(why) => report.closures.push(Closure {
                 cont: k,
                 name: w.name(k).map(str::to_string),
                 loc: w.loc(k),
@@ -75,7 +75,7 @@ pub fn form(w: &World) -> Form {
             }),
         }
     }
-    form
+    report
 }
 
 /// Why continuation `k` (with free parameters), used by `uses`, is not a block.

@@ -1,78 +1,72 @@
-//! Kernel launches for native code: the pass that turns every (outlined) launch into a
-//! call of the runtime's `durin_cuda_launch`, after writing its kernel as CUDA C.
+//! The pass `kernels`: every (outlined) kernel launch becomes a call of the runtime's
+//! `durin_cuda_launch`, after the kernels are compiled to device code.
 //!
 //! It runs after kernel outlining and before closure elimination. The kernels are copied
-//! into a device world of their own (closure elimination runs there too), which the CUDA
-//! back end translates into one module; the module's text becomes a constant string of the
-//! host program. At each launch the host stores every captured value in a stack slot and
-//! passes an array of their addresses, as `cuLaunchKernel` takes them.
+//! into a device world of their own, which runs the device pipeline
+//! ([`Pipeline::for_device`]) and goes to the [`DeviceCodegen`] of the context's
+//! [`Target`]; the module's text becomes a constant string of the host program. At each
+//! launch the host stores every captured value in a stack slot and passes an array of their
+//! addresses, as `cuLaunchKernel` takes them. Under a CPU target a launch left here is an
+//! error at its place in the program.
 
-use durin_backend_cuda::Kernel;
-use durin_frontend::source::{SourceMap, Span};
-use durin_ir::{AddrSpace, Def, Launch, Loc, Node, TypeKind, World};
-use durin_passes::{Config, Pass, PassError};
-use std::cell::RefCell;
-use std::rc::Rc;
-
-/// The CUDA module of a program.
-#[derive(Clone, Debug)]
-pub struct DeviceModule {
-    /// CUDA C text.
-    pub source: String,
-}
+use crate::live::Live;
+use crate::pipeline::{PassContext, Pipeline, RunOptions};
+use crate::rewrite::reached_scope;
+use durin_diag::{Diagnostic, SourceMap, Span};
+use durin_ir::{AddrSpace, Def, Kernel, Launch, Node, TypeKind, World};
 
 /// The runtime function a launch calls.
 pub const LAUNCH_FN: &str = "durin_cuda_launch";
 
-/// The pass `kernels`; the module it makes lands in `module`.
-pub struct LowerLaunches {
-    /// Where the pass leaves the CUDA module (`None` when the program launches nothing).
-    pub module: Rc<RefCell<Option<DeviceModule>>>,
-    /// The sources, to name each launch's place in run-time errors.
-    pub sources: SourceMap,
-    /// Why the target is the CPU, if it is: a launch left is then an error.
-    pub cpu_target: Option<&'static str>,
+/// Where kernel launches go.
+pub enum Target<'a> {
+    /// The CPU: a kernel launch left after outlining is an error, which says why the
+    /// target is the CPU.
+    Cpu {
+        /// Why (for the message).
+        why: String,
+    },
+    /// CUDA: the kernels go to this code generator.
+    Cuda(&'a mut dyn DeviceCodegen),
 }
 
-impl Pass for LowerLaunches {
-    fn name(&self) -> &'static str {
-        "kernels"
-    }
-
-    fn run(&self, w: &mut World, _: &Config) -> Result<(), PassError> {
-        *self.module.borrow_mut() = lower(w, &self.sources, self.cpu_target)?;
-        Ok(())
-    }
-}
-
-/// `file:line:column` of `loc`.
-fn place(sources: &SourceMap, loc: Option<Loc>) -> String {
-    match loc {
-        Some(l) => {
-            let span = Span::from_loc(l);
-            let (line, col) = sources.line_column(span);
-            format!("{}:{line}:{col}", sources.name(span.file))
+impl Default for Target<'_> {
+    fn default() -> Self {
+        Target::Cpu {
+            why: "no device code generator was given to the passes".into(),
         }
-        None => "<unknown place>".to_string(),
     }
+}
+
+/// A device code generator: the driver gives one (the CUDA back end) so that this crate
+/// depends on none.
+pub trait DeviceCodegen {
+    /// The module of the kernels `kernels` of `device`, a first-order world whose externals
+    /// are those kernels.
+    fn compile(&mut self, device: &World, kernels: &[Kernel]) -> Result<DeviceModule, Diagnostic>;
+}
+
+/// What a device code generator makes of a world's kernels.
+#[derive(Clone, Debug)]
+pub struct DeviceModule {
+    /// The module's source text (compiled at run time).
+    pub source: String,
+    /// The name of each kernel in the module, in the order they were given.
+    pub kernel_names: Vec<String>,
 }
 
 /// The place to name for launch `l`: the first of the launching continuation, the kernel
-/// and the kernel's blocks that lies in the program rather than the prelude (after inlining,
-/// the jump to the launch may come from a library function). Only continuations carry
-/// places after the passes, so no other def is looked at.
-fn launch_loc(w: &World, l: &Launch, sources: &SourceMap) -> Option<Loc> {
-    let scope = durin_passes::rewrite::scope_of(w, l.kernel);
-    let candidates: Vec<Loc> = [l.at, l.kernel]
+/// and the kernel's blocks that lies in the program rather than a library the compiler
+/// brings (after inlining, the jump to the launch may come from a library function). Only
+/// continuations carry places after the passes, so no other def is looked at.
+fn launch_loc(w: &World, l: &Launch, sources: Option<&SourceMap>) -> Option<Span> {
+    let scope = reached_scope(w, l.kernel);
+    let candidates: Vec<Span> = [l.at, l.kernel]
         .into_iter()
         .chain(scope.iter().copied())
         .filter_map(|d| w.loc(d))
         .collect();
-    let in_program = |l: &&Loc| {
-        !sources
-            .name(Span::from_loc(**l).file)
-            .starts_with("<prelude>")
-    };
+    let in_program = |s: &&Span| sources.is_some_and(|m| !m.is_library(s.file));
     candidates
         .iter()
         .find(in_program)
@@ -80,71 +74,78 @@ fn launch_loc(w: &World, l: &Launch, sources: &SourceMap) -> Option<Loc> {
         .copied()
 }
 
-/// Lowers every launch of `w`; the CUDA module of their kernels, if there is any launch.
-pub fn lower(
-    w: &mut World,
-    sources: &SourceMap,
-    cpu_target: Option<&str>,
-) -> Result<Option<DeviceModule>, PassError> {
-    let live = durin_passes::live::Live::new(w);
+/// Lowers every launch of `w` (see the module's documentation).
+pub fn run(w: &mut World, cx: &mut PassContext<'_>) -> Result<(), Diagnostic> {
+    let live = Live::new(w);
     let launches: Vec<Launch> = live
         .conts()
         .iter()
         .filter_map(|&k| Launch::of(w, k))
         .collect();
     if launches.is_empty() {
-        return Ok(None);
+        return Ok(());
     }
-    if let Some(why) = cpu_target {
-        let l = &launches[0];
-        return Err(PassError::new(
-            format!("this program launches a CUDA kernel, but {why}"),
-            launch_loc(w, l, sources),
-        )
-        .with_note(
-            "write it against `accelerator(dev)`, which runs on the CPU when the target is the CPU, or run it on a machine with an NVIDIA GPU and its driver (`--target cuda`)",
-            None,
-        ));
-    }
+    let sources = cx.sources();
+    let config = cx.config;
+    let codegen = match cx.target() {
+        Target::Cpu { why } => {
+            return Err(Diagnostic::error_at(
+                launch_loc(w, &launches[0], sources),
+                format!("this program launches a CUDA kernel, but {why}"),
+            )
+            .with_note(
+                "write it against `accelerator(dev)`, which runs on the CPU when the target is the CPU, or run it on a machine with an NVIDIA GPU and its driver (`--target cuda`)",
+            ));
+        }
+        Target::Cuda(codegen) => codegen,
+    };
     let places: Vec<String> = launches
         .iter()
-        .map(|l| place(sources, launch_loc(w, l, sources)))
+        .map(|l| match sources {
+            Some(m) => m.place(launch_loc(w, l, sources)),
+            None => "<unknown place>".to_string(),
+        })
         .collect();
     let allocated = allocation_results(w, live.conts());
-    let mut kernels = Vec::new();
-    let mut names = Vec::new();
     // Outlining (which every native pipeline runs before this pass) has checked that each
     // kernel is a known, closed continuation.
-    for (i, l) in launches.iter().enumerate() {
-        let base = w.name(l.kernel).unwrap_or("kernel").to_string();
-        let name = format!("{}_{i}", durin_backend_cuda::types::ident(&base));
-        w.set_name(l.kernel, &name);
-        names.push(name);
-        kernels.push(Kernel {
+    let mut kernels: Vec<Kernel> = launches
+        .iter()
+        .map(|l| Kernel {
             def: l.kernel,
             restrict: restrict_flags(w, l, &allocated),
             block: constant_block(w, l.block),
-        });
-    }
+        })
+        .collect();
     // The device world: the kernels are its only entries.
     let mut device = w.clone();
     device.clear_externals();
     for k in &kernels {
         device.make_external(k.def);
     }
-    let (device, _) = durin_passes::closure::run(&device)?;
-    let roots: Vec<Def> = device.externals().collect();
-    for (k, &d) in kernels.iter_mut().zip(&roots) {
-        k.def = d;
+    let mut dcx = PassContext::new(config);
+    Pipeline::for_device().run_in(&mut device, &RunOptions::default(), &mut dcx, |_, _| {})?;
+    for k in &mut kernels {
+        k.def = dcx.follow(k.def).ok_or_else(|| {
+            Diagnostic::error_at(
+                w.loc(k.def),
+                "internal compiler error: a kernel was lost in the device pipeline",
+            )
+        })?;
     }
-    let source = durin_backend_cuda::emit(&device, &kernels)
-        .map_err(|e| PassError::new(e.message, e.loc))?;
-    let src = string_global(w, &source, "cuda_module");
+    let module = codegen.compile(&device, &kernels)?;
+    if module.kernel_names.len() != launches.len() {
+        return Err(Diagnostic::error_at(
+            None,
+            "internal compiler error: the device code generator did not name every kernel",
+        ));
+    }
+    let src = string_global(w, &module.source, "cuda_module");
     let launch_fn = launch_function(w);
-    for ((l, name), at) in launches.iter().zip(&names).zip(&places) {
+    for ((l, name), at) in launches.iter().zip(&module.kernel_names).zip(&places) {
         rewrite(w, l, launch_fn, src, name, at);
     }
-    Ok(Some(DeviceModule { source }))
+    Ok(())
 }
 
 /// The block size of a launch when it is a constant `(x, y, z)`.

@@ -1,0 +1,128 @@
+//! durin as a library: what the `durin` command does, callable in process.
+//!
+//! One [`Options`] value holds every choice (target, back end, level, passes, fuel,
+//! flags); a [`Session`] reads sources, runs the frontend, the pipeline the options ask
+//! for and a back end, and writes what it has to say (diagnostics, timings, printed IR)
+//! to the sinks it was given. Every error is a [`Diagnostic`], rendered once by
+//! [`durin_diag::render`]; a failed step returns [`Failed`] after writing its diagnostics.
+//!
+//! The crate holds no IR rewriting (that is `durin-passes`) and no code generation (the
+//! back ends): it chooses, calls and reports.
+
+#![deny(missing_docs)]
+
+mod cuda;
+mod ir_file;
+mod native;
+mod runtime_lib;
+mod session;
+
+pub use ir_file::IrAction;
+pub use native::Emit;
+pub use runtime_lib::{runtime_library, SYSTEM_LIBS};
+pub use session::{Compiled, Failed, Session};
+
+use durin_diag::Diagnostic;
+use durin_passes::PrintAfter;
+
+/// What the program's accelerator is (`--target`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Target {
+    /// CUDA when this machine has a CUDA driver and the program runs natively (for `run`);
+    /// `build` and `check` take CUDA, the interpreter the CPU.
+    Auto,
+    /// An NVIDIA GPU through CUDA.
+    Cuda,
+    /// The CPU: `accelerator(dev)` maps to the CPU; a CUDA launch is an error.
+    Cpu,
+}
+
+/// What runs or compiles the program after the passes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backend {
+    /// Native code through LLVM (JIT for `run`, object code for `build`).
+    Llvm,
+    /// Native code through Cranelift's JIT (fast to compile).
+    Cranelift,
+    /// The IR interpreter (checks every memory access and every effect's order).
+    Interp,
+}
+
+impl Backend {
+    /// The back end `run` takes at level `opt_level` when none is named: Cranelift at 0,
+    /// LLVM otherwise.
+    pub fn default_for(opt_level: u8) -> Backend {
+        if opt_level == 0 {
+            Backend::Cranelift
+        } else {
+            Backend::Llvm
+        }
+    }
+}
+
+/// What `--report` lists after the passes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Report {
+    /// The closures left: continuations that are neither top-level functions nor blocks.
+    Closures,
+}
+
+/// Every choice a compilation makes, passed straight through.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// The accelerator.
+    pub target: Target,
+    /// The back end (for `check`, the one whose pipeline to run is decided by
+    /// [`Session::check`]).
+    pub backend: Backend,
+    /// Optimization level, 0 to 3 (also LLVM's and Cranelift's level).
+    pub opt_level: u8,
+    /// Passes to run instead of the level's pipeline (comma-separated, `O0`..`O3` allowed).
+    pub passes: Option<String>,
+    /// Print the IR after these passes (to the output sink).
+    pub print_after: PrintAfter,
+    /// Verify the IR before the first pass and after every pass.
+    pub verify_each: bool,
+    /// Print each pass's time and the IR's size after it.
+    pub time_passes: bool,
+    /// Partial-evaluation fuel: specializations allowed per run of `pe`.
+    pub pe_fuel: u64,
+    /// What to list after the passes.
+    pub report: Option<Report>,
+    /// Treat warnings as errors.
+    pub deny_warnings: bool,
+    /// Print the time of each stage.
+    pub time: bool,
+    /// Target CPU for LLVM (`None`: the host's CPU and its features).
+    pub cpu: Option<String>,
+    /// GPU architecture for PTX (`sm_XY`).
+    pub gpu_arch: String,
+    /// Jumps the interpreter may make.
+    pub interp_fuel: u64,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            target: Target::Auto,
+            backend: Backend::Llvm,
+            opt_level: 2,
+            passes: None,
+            print_after: PrintAfter::None,
+            verify_each: false,
+            time_passes: false,
+            pe_fuel: durin_passes::Config::default().fuel,
+            report: None,
+            deny_warnings: false,
+            time: false,
+            cpu: None,
+            gpu_arch: "sm_90".into(),
+            interp_fuel: durin_ir::interp::Limits::default().fuel,
+        }
+    }
+}
+
+/// An error without a place (files, command-line choices, the machine).
+fn error(message: impl Into<String>) -> Diagnostic {
+    Diagnostic::error_at(None, message)
+}

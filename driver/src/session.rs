@@ -1,0 +1,434 @@
+//! The compile session: sources in, diagnostics and artifacts out.
+
+use crate::{cuda, error, native, Backend, Emit, Options, Report, Target};
+use durin_diag::{render, Diagnostic, SourceMap};
+use durin_frontend::check::Program;
+use durin_ir::interp::{self, Limits};
+use durin_ir::{Def, World};
+use durin_passes::{Config, PassContext, Pipeline, RunOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// A step failed; its diagnostics have been written to the session's error sink.
+#[derive(Debug)]
+pub struct Failed;
+
+/// What a session may write while it works.
+type Sink<'io> = &'io mut dyn Write;
+
+/// A program after the frontend and the passes.
+pub struct Compiled {
+    /// The IR after the pipeline.
+    pub world: World,
+    /// `main`, if the program has one (followed through the passes).
+    pub main: Option<Def>,
+    /// The CUDA C of the program's kernels, when it launches any (native pipelines).
+    pub device: Option<String>,
+}
+
+/// What a compilation is for: it picks the pipeline and what the target means.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Purpose {
+    /// Checking: the level's pipeline, no native tail.
+    Check,
+    /// Running `main` with the options' back end.
+    Run,
+    /// Writing a file ahead of time.
+    Build,
+}
+
+/// One compilation: its options, its sources once read, and where its messages go.
+pub struct Session<'io> {
+    options: Options,
+    sources: SourceMap,
+    out: Sink<'io>,
+    err: Sink<'io>,
+}
+
+impl<'io> Session<'io> {
+    /// A session with `options` that prints IR and interpreted output to `out` and
+    /// diagnostics, timings and reports to `err`.
+    pub fn new(options: Options, out: Sink<'io>, err: Sink<'io>) -> Session<'io> {
+        Session {
+            options,
+            sources: SourceMap::new(),
+            out,
+            err,
+        }
+    }
+
+    /// The sources read so far (for rendering places).
+    pub fn sources(&self) -> &SourceMap {
+        &self.sources
+    }
+
+    /// The options.
+    pub fn options(&self) -> &Options {
+        &self.options
+    }
+
+    /// Writes `bytes` to the output sink.
+    pub(crate) fn write_out(&mut self, bytes: &[u8]) {
+        let _ = self.out.write_all(bytes);
+        let _ = self.out.flush();
+    }
+
+    /// Writes `line` and a newline to the error sink.
+    pub(crate) fn write_err(&mut self, line: &str) {
+        let _ = writeln!(self.err, "{line}");
+    }
+
+    /// Writes `d` and fails: a diagnostic with a place is rendered against the sources and
+    /// followed by a summary line, one without a place is its message and notes.
+    fn fail(&mut self, d: Diagnostic) -> Failed {
+        let placed = d.primary().is_some();
+        let _ = self.err.write_all(render(&self.sources, &[d]).as_bytes());
+        if placed {
+            let _ = writeln!(self.err, "error: could not compile the program (1 error)");
+        }
+        Failed
+    }
+
+    fn say(&mut self, line: std::fmt::Arguments<'_>) {
+        let _ = self.err.write_fmt(line);
+        let _ = self.err.write_all(b"\n");
+    }
+
+    /// Why the accelerator is the CPU for `purpose`, or `None` for CUDA.
+    fn cpu_reason(&self, purpose: Purpose) -> Option<&'static str> {
+        let interp = purpose == Purpose::Run && self.options.backend == Backend::Interp;
+        match self.options.target {
+            Target::Cuda => None,
+            Target::Cpu => Some("the target is the CPU (`--target cpu`)"),
+            Target::Auto if interp => Some("the interpreter runs no kernels (`--backend interp` maps `accelerator(dev)` to the CPU)"),
+            Target::Auto if purpose == Purpose::Run && !durin_runtime::cuda::driver_present() => {
+                Some(durin_runtime::cuda::NO_DRIVER)
+            }
+            Target::Auto => None,
+        }
+    }
+
+    /// Checks the program made of `files`: the frontend, then the pipeline the options ask
+    /// for (none at level 0 unless `passes` names one). With `print_ir`, writes the IR.
+    pub fn check(&mut self, files: &[PathBuf], print_ir: bool) -> Result<(), Failed> {
+        let c = self.compile(files, Purpose::Check)?;
+        if print_ir {
+            let _ = self
+                .out
+                .write_all(durin_ir::text::print(&c.world).as_bytes());
+        }
+        Ok(())
+    }
+
+    /// Runs `main` of the program made of `files` with `args` after the program's name;
+    /// returns the low 8 bits of its result (its exit code).
+    pub fn run(&mut self, files: &[PathBuf], args: &[String]) -> Result<u8, Failed> {
+        if self.options.cpu.is_some() && self.options.backend != Backend::Llvm {
+            return Err(self.fail(error(
+                "`--cpu` applies to the LLVM back end (`--backend llvm`)",
+            )));
+        }
+        let c = self.compile(files, Purpose::Run)?;
+        let Some(main) = c.main else {
+            return Err(self.fail(
+                error("the program has no `main` function")
+                    .with_note("declare `fn main() -> i32 { ... }`"),
+            ));
+        };
+        let mut argv = vec![files[0].display().to_string()];
+        argv.extend(args.iter().cloned());
+        let _ = self.out.flush();
+        let _ = self.err.flush();
+        match self.options.backend {
+            Backend::Interp => self.interpret(&c.world, main, &argv),
+            jit => {
+                let r = native::jit_main(&c.world, main, &argv, jit, &self.options, self.err);
+                r.map_err(|d| self.fail(d))
+            }
+        }
+    }
+
+    fn interpret(&mut self, w: &World, main: Def, argv: &[String]) -> Result<u8, Failed> {
+        let argv: Vec<Vec<u8>> = argv.iter().map(|a| a.as_bytes().to_vec()).collect();
+        let limits = Limits {
+            fuel: self.options.interp_fuel,
+            ..Limits::default()
+        };
+        let t = Instant::now();
+        let mut printed = Vec::new();
+        let result = interp::run_with_argv(w, main, &argv, limits, &mut printed);
+        let _ = self.out.write_all(&printed);
+        let _ = self.out.flush();
+        if self.options.time {
+            self.say(format_args!(
+                "     run: {:.3} ms",
+                t.elapsed().as_secs_f64() * 1e3
+            ));
+        }
+        let results = result
+            .map_err(|e| self.fail(error(format!("run-time error in `main`: {}", e.message))))?;
+        Ok(match results.first() {
+            Some(interp::Value::Bits(b)) => *b as u8,
+            _ => 0,
+        })
+    }
+
+    /// Compiles the program made of `files` and writes `emit` to `output`.
+    pub fn build(&mut self, files: &[PathBuf], emit: Emit, output: &Path) -> Result<(), Failed> {
+        if let Some(f) = files.iter().find(|f| same_file(f, output)) {
+            return Err(self.fail(error(format!(
+                "the output `{}` is the source file `{}`: writing it would destroy the source",
+                output.display(),
+                f.display()
+            ))));
+        }
+        let c = self.compile(files, Purpose::Build)?;
+        let bytes = match emit {
+            Emit::Cuda | Emit::Ptx => {
+                let Some(source) = c.device else {
+                    return Err(self.fail(error(
+                        "the program launches no GPU kernel: there is no CUDA code to write",
+                    )));
+                };
+                if emit == Emit::Cuda {
+                    source.into_bytes()
+                } else {
+                    let t = Instant::now();
+                    let ptx =
+                        cuda::ptx(&source, &self.options.gpu_arch).map_err(|d| self.fail(d))?;
+                    if self.options.time {
+                        self.say(format_args!(
+                            "   nvrtc: {:.3} ms",
+                            t.elapsed().as_secs_f64() * 1e3
+                        ));
+                    }
+                    ptx
+                }
+            }
+            Emit::Exe if c.main.is_none() => {
+                return Err(self.fail(
+                    error("an executable needs a `main` function").with_note(
+                        "declare `fn main() -> i32 { ... }`, or build an object file with `--emit obj`",
+                    ),
+                ));
+            }
+            _ => {
+                let r = native::build(&c.world, emit, output, &self.options, self.err);
+                return r.map_err(|d| self.fail(d));
+            }
+        };
+        std::fs::write(output, bytes)
+            .map_err(|e| self.fail(error(format!("cannot write `{}`: {e}", output.display()))))
+    }
+
+    /// The frontend, `main`'s shape, and the pipeline for `purpose`.
+    fn compile(&mut self, files: &[PathBuf], purpose: Purpose) -> Result<Compiled, Failed> {
+        let cpu_reason = self.cpu_reason(purpose);
+        let (program, world, main) = self.frontend(files, cpu_reason.is_none())?;
+        if let (Some(p), Some(_)) = (&program, main) {
+            self.check_main(p)?;
+        }
+        self.optimize(world, main, purpose, cpu_reason)
+    }
+
+    /// Reads and checks the program, lowers it, and writes its diagnostics and times.
+    fn frontend(
+        &mut self,
+        files: &[PathBuf],
+        gpu: bool,
+    ) -> Result<(Option<Program>, World, Option<Def>), Failed> {
+        let mut texts = Vec::new();
+        for f in files {
+            let text = read_source(f).map_err(|d| self.fail(d))?;
+            texts.push((f.display().to_string(), text));
+        }
+        let out = durin_frontend::driver::compile_for(&texts, true, gpu);
+        self.sources = out.sources.clone();
+        let _ = self.err.write_all(out.render().as_bytes());
+        if self.options.time {
+            let t = out.timings;
+            self.say(format_args!("   parse: {:.3} ms", t.parse * 1e3));
+            self.say(format_args!("   check: {:.3} ms", t.check * 1e3));
+            self.say(format_args!("   lower: {:.3} ms", t.lower * 1e3));
+        }
+        let errors = out.diagnostics.iter().filter(|d| d.is_error()).count();
+        let warnings = out.diagnostics.len() - errors;
+        if errors > 0 || out.lowered.is_none() {
+            let n = errors.max(1);
+            let s = if n == 1 { "" } else { "s" };
+            self.say(format_args!(
+                "error: could not compile the program ({n} error{s})"
+            ));
+            return Err(Failed);
+        }
+        if self.options.deny_warnings && warnings > 0 {
+            let s = if warnings == 1 { "" } else { "s" };
+            self.say(format_args!(
+                "error: could not compile the program ({warnings} warning{s} denied by --deny-warnings)"
+            ));
+            return Err(Failed);
+        }
+        let lowered = out.lowered.expect("checked above");
+        if let Err(errors) = durin_ir::verify::verify(&lowered.world) {
+            let mut d = error("internal compiler error: the lowered program does not verify");
+            for e in &errors {
+                d = d.with_note(e.to_string());
+            }
+            return Err(self.fail(d));
+        }
+        Ok((out.program, lowered.world, lowered.main))
+    }
+
+    /// `main` is `fn() -> R` or `fn(i32, &[&[u8]]) -> R` where `R` is an integer, `bool`
+    /// or `()`: what every way of running a program can call. An error at `main` otherwise.
+    fn check_main(&mut self, p: &Program) -> Result<(), Failed> {
+        use durin_frontend::types::{TyKind, TyTable};
+        let Some(info) = p.main.map(|f| &p.fns[f as usize]) else {
+            return Ok(());
+        };
+        let dom_ok = match p.tys.kind(info.dom) {
+            TyKind::Tuple(ts) => {
+                ts.is_empty()
+                    || (ts.len() == 2
+                        && ts[0] == TyTable::I32
+                        && matches!(p.tys.kind(ts[1]), TyKind::Ptr { .. }))
+            }
+            _ => false,
+        };
+        let c = info.codom;
+        let codom_ok = c == TyTable::UNIT || c == TyTable::BOOL || p.tys.is_int(c);
+        if dom_ok && codom_ok {
+            return Ok(());
+        }
+        let d = Diagnostic::error(
+            info.span,
+            format!(
+                "`main` takes `{}` and returns `{}`",
+                p.ty_name(info.dom),
+                p.ty_name(info.codom)
+            ),
+        )
+        .with_note("expected `fn() -> i32` or `fn(i32, &[&[u8]]) -> i32` (any integer, `bool` or `()` as the result, which is the exit code)");
+        Err(self.fail(d))
+    }
+
+    /// Runs the pipeline for `purpose` on `w`.
+    fn optimize(
+        &mut self,
+        mut w: World,
+        main: Option<Def>,
+        purpose: Purpose,
+        cpu_reason: Option<&'static str>,
+    ) -> Result<Compiled, Failed> {
+        let o = self.options.clone();
+        let native =
+            purpose == Purpose::Build || (purpose == Purpose::Run && o.backend != Backend::Interp);
+        let pipeline = match (&o.passes, native) {
+            (Some(list), false) => Pipeline::parse(list),
+            (Some(list), true) => Pipeline::parse(list).map(Pipeline::native),
+            (None, false) => Ok(Pipeline::for_level(o.opt_level)),
+            (None, true) => Ok(Pipeline::for_native(o.opt_level)),
+        };
+        let pipeline = pipeline.map_err(|e| self.fail(error(format!("--passes: {e}"))))?;
+        let run_opts = RunOptions {
+            verify_each: o.verify_each,
+            print_after: o.print_after.clone(),
+        };
+        let mut codegen = cuda::Codegen::default();
+        let target = match cpu_reason {
+            Some(why) => durin_passes::Target::Cpu { why: why.into() },
+            None => durin_passes::Target::Cuda(&mut codegen),
+        };
+        let sources = self.sources.clone();
+        let mut cx = PassContext::new(Config { fuel: o.pe_fuel })
+            .with_target(target)
+            .with_sources(&sources);
+        let out = &mut *self.out;
+        let result = pipeline.run_in(&mut w, &run_opts, &mut cx, |pass, text| {
+            let _ = writeln!(out, "// ----- after {pass} -----");
+            let _ = out.write_all(text.as_bytes());
+        });
+        let main = main.and_then(|m| cx.follow(m));
+        drop(cx);
+        let times = result.map_err(|d| self.fail(d))?;
+        if self.options.report == Some(Report::Closures) {
+            self.report_closures(&w);
+        }
+        if self.options.time_passes {
+            self.say(format_args!("{:<12} {:>10} {:>10}", "pass", "ms", "defs"));
+            let mut total = 0.0;
+            for t in &times {
+                let ms = t.time.as_secs_f64() * 1e3;
+                total += ms;
+                self.say(format_args!("{:<12} {:>10.3} {:>10}", t.name, ms, t.defs));
+            }
+            self.say(format_args!("{:<12} {:>10.3}", "total", total));
+        }
+        Ok(Compiled {
+            world: w,
+            main,
+            device: codegen.module,
+        })
+    }
+
+    /// `--report closures`: one line per closure left, with its place, then a summary.
+    fn report_closures(&mut self, w: &World) {
+        let report = durin_passes::closure_report(w);
+        for c in &report.closures {
+            let place = self.sources.place(c.loc);
+            let name = c.name.as_deref().unwrap_or("(unnamed)");
+            self.say(format_args!("closure: {place}: `{name}`: {}", c.why));
+        }
+        self.say(format_args!(
+            "closures: {} left ({} top-level functions, {} blocks)",
+            report.closures.len(),
+            report.functions,
+            report.blocks
+        ));
+    }
+}
+
+/// The text of a source file (`-`: standard input). Reading stops with an error past
+/// 1 GiB, and text that is not UTF-8 is an error naming the line and the byte.
+pub(crate) fn read_source(file: &Path) -> Result<String, Diagnostic> {
+    use std::io::Read;
+    const LIMIT: u64 = 1 << 30;
+    let name = if file == Path::new("-") {
+        "standard input".to_string()
+    } else {
+        format!("`{}`", file.display())
+    };
+    let mut bytes = Vec::new();
+    let read = if file == Path::new("-") {
+        std::io::stdin().take(LIMIT + 1).read_to_end(&mut bytes)
+    } else {
+        std::fs::File::open(file).and_then(|f| f.take(LIMIT + 1).read_to_end(&mut bytes))
+    };
+    read.map_err(|e| error(format!("cannot read {name}: {e}")))?;
+    if bytes.len() as u64 > LIMIT {
+        return Err(error(format!("cannot read {name}: larger than 1 GiB")));
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        let at = e.utf8_error().valid_up_to();
+        let bytes = e.as_bytes();
+        let line = bytes[..at].iter().filter(|&&b| b == b'\n').count() + 1;
+        let col = at
+            - bytes[..at]
+                .iter()
+                .rposition(|&b| b == b'\n')
+                .map_or(0, |p| p + 1)
+            + 1;
+        error(format!(
+            "cannot read {name}: not UTF-8 text (line {line}, byte {col} of the line)"
+        ))
+    })
+}
+
+/// Whether `a` and `b` name the same existing file.
+fn same_file(a: &Path, b: &Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => false,
+    }
+}
