@@ -1,7 +1,7 @@
 //! The `durin` command line: it parses the arguments into `durin_driver::Options` and
 //! calls a `durin_driver::Session`, which writes diagnostics and output; nothing else.
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{Parser, Subcommand};
 use durin_driver::{Backend, Emit, IrAction, Options, Report, Session, Target};
 use durin_passes::PrintAfter;
 use std::path::PathBuf;
@@ -36,8 +36,8 @@ struct CompileArgs {
     /// (`accelerator(dev)` maps to the CPU; a program that launches CUDA kernels directly is
     /// an error) or `auto`: `cuda` when this machine has a CUDA driver (for `run`; `build`
     /// and `check` always take `cuda`), the CPU otherwise and for the interpreter.
-    #[arg(long, value_enum, default_value_t = TargetArg::Auto)]
-    target: TargetArg,
+    #[arg(long, value_enum, default_value_t = Target::Auto)]
+    target: Target,
     /// Optimization level: 0 keeps the program as lowered (only removing the partial-
     /// evaluation markers and dead code), 1 inlines continuations used once, 2 and 3 run
     /// partial evaluation and cleanup twice. For native code (`run`, `build`) every level
@@ -66,51 +66,7 @@ struct CompileArgs {
     /// (continuations that are neither top-level functions nor basic blocks, with where
     /// they come from and why).
     #[arg(long, value_name = "WHAT", value_enum)]
-    report: Option<ReportArg>,
-}
-
-#[derive(Clone, Copy, Debug, ValueEnum)]
-enum TargetArg {
-    /// CUDA when this machine has a CUDA driver (for `run`), else the CPU.
-    Auto,
-    /// An NVIDIA GPU through CUDA.
-    Cuda,
-    /// The CPU.
-    Cpu,
-}
-
-#[derive(Clone, Copy, Debug, ValueEnum)]
-enum BackendArg {
-    /// Native code through LLVM's JIT.
-    Llvm,
-    /// Native code through Cranelift's JIT (fast to compile).
-    Cranelift,
-    /// The IR interpreter.
-    Interp,
-}
-
-#[derive(Clone, Copy, Debug, ValueEnum)]
-enum ReportArg {
-    /// The closures left after the passes.
-    Closures,
-}
-
-#[derive(Clone, Copy, Debug, ValueEnum)]
-enum EmitArg {
-    /// A relocatable object file, to link with `cc` and the runtime library.
-    Obj,
-    /// Assembly text.
-    Asm,
-    /// LLVM IR text.
-    LlvmIr,
-    /// A C header declaring the exported functions.
-    Header,
-    /// An executable (object file linked with the runtime by `cc`).
-    Exe,
-    /// The CUDA C of the program's kernels.
-    Cuda,
-    /// The PTX of the program's kernels (CUDA C compiled by NVRTC for `--gpu-arch`).
-    Ptx,
+    report: Option<Report>,
 }
 
 #[derive(Subcommand)]
@@ -150,7 +106,7 @@ enum Command {
         /// interpreter, which checks every memory access and every effect's order).
         /// Default: `cranelift` at `-O0`, `llvm` otherwise.
         #[arg(long, value_enum)]
-        backend: Option<BackendArg>,
+        backend: Option<Backend>,
         /// Target CPU for native code (default: the host's CPU and its features).
         #[arg(long, value_name = "NAME")]
         cpu: Option<String>,
@@ -175,8 +131,8 @@ enum Command {
         #[arg(short, long, value_name = "OUT")]
         output: PathBuf,
         /// What to write.
-        #[arg(long, value_enum, default_value_t = EmitArg::Obj)]
-        emit: EmitArg,
+        #[arg(long, value_enum, default_value_t = Emit::Obj)]
+        emit: Emit,
         /// Target CPU (default: the host's CPU and its features).
         #[arg(long, value_name = "NAME")]
         cpu: Option<String>,
@@ -220,11 +176,7 @@ enum Command {
 fn options(c: CompileArgs, default_level: u8) -> Options {
     let opt_level = c.opt_level.unwrap_or(default_level);
     Options {
-        target: match c.target {
-            TargetArg::Auto => Target::Auto,
-            TargetArg::Cuda => Target::Cuda,
-            TargetArg::Cpu => Target::Cpu,
-        },
+        target: c.target,
         backend: Backend::default_for(opt_level),
         opt_level,
         passes: c.passes,
@@ -232,7 +184,7 @@ fn options(c: CompileArgs, default_level: u8) -> Options {
         verify_each: c.verify_each,
         time_passes: c.time_passes,
         pe_fuel: c.pe_fuel,
-        report: c.report.map(|ReportArg::Closures| Report::Closures),
+        report: c.report,
         deny_warnings: c.deny_warnings,
         time: c.time,
         ..Options::default()
@@ -273,13 +225,7 @@ fn main() -> ExitCode {
             compile,
         } => {
             let mut o = options(compile, 2);
-            if let Some(b) = backend {
-                o.backend = match b {
-                    BackendArg::Llvm => Backend::Llvm,
-                    BackendArg::Cranelift => Backend::Cranelift,
-                    BackendArg::Interp => Backend::Interp,
-                };
-            }
+            o.backend = backend.unwrap_or(o.backend);
             o.cpu = cpu;
             o.interp_fuel = fuel;
             session!(o).run(&files, &args)
@@ -295,15 +241,6 @@ fn main() -> ExitCode {
             let mut o = options(compile, 2);
             o.cpu = cpu;
             o.gpu_arch = gpu_arch;
-            let emit = match emit {
-                EmitArg::Obj => Emit::Obj,
-                EmitArg::Asm => Emit::Asm,
-                EmitArg::LlvmIr => Emit::LlvmIr,
-                EmitArg::Header => Emit::Header,
-                EmitArg::Exe => Emit::Exe,
-                EmitArg::Cuda => Emit::Cuda,
-                EmitArg::Ptx => Emit::Ptx,
-            };
             session!(o).build(&files, emit, &output).map(|()| 0)
         }
         Command::Ir {

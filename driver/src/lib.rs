@@ -27,6 +27,7 @@ use durin_passes::PrintAfter;
 
 /// What the program's accelerator is (`--target`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 pub enum Target {
     /// CUDA when this machine has a CUDA driver and the program runs natively (for `run`);
     /// `build` and `check` take CUDA, the interpreter the CPU.
@@ -39,6 +40,7 @@ pub enum Target {
 
 /// What runs or compiles the program after the passes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 pub enum Backend {
     /// Native code through LLVM (JIT for `run`, object code for `build`).
     Llvm,
@@ -62,6 +64,7 @@ impl Backend {
 
 /// What `--report` lists after the passes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 pub enum Report {
     /// The closures left: continuations that are neither top-level functions nor blocks.
     Closures,

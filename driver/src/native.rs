@@ -14,6 +14,7 @@ use std::time::Instant;
 
 /// What `durin build` writes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 pub enum Emit {
     /// A relocatable object file, to link with `cc` and the runtime library.
     Obj,
