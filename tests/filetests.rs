@@ -53,7 +53,11 @@ fn header(src: &str, m: &str) -> Result<Header, String> {
             "passes" => h.passes = Some(value),
             "emit" if value == "cuda" => h.emit_cuda = true,
             "target" if value == "cpu" => h.cpu_target = true,
-            "exit" => h.exit = value.parse().map_err(|_| format!("bad exit code `{value}`"))?,
+            "exit" => {
+                h.exit = value
+                    .parse()
+                    .map_err(|_| format!("bad exit code `{value}`"))?
+            }
             "check" => h.checks.push(value),
             "check-not" => h.check_nots.push(value),
             "emit" => return Err(format!("unknown emit `{value}`")),
@@ -69,19 +73,27 @@ fn run(path: &Path, h: &Header) -> (i32, String) {
     let options = Options {
         passes: h.passes.clone(),
         opt_level: 0,
-        target: if h.cpu_target { Target::Cpu } else { Target::Cuda },
+        target: if h.cpu_target {
+            Target::Cpu
+        } else {
+            Target::Cuda
+        },
         ..Options::default()
     };
     let mut session = Session::new(options, &mut out, &mut err);
     let ok = if marker(path) == ";" {
-        session.ir(path, h.passes.as_deref(), &IrAction::Print).is_ok()
+        session
+            .ir(path, h.passes.as_deref(), &IrAction::Print)
+            .is_ok()
     } else if h.emit_cuda {
         let cu = std::env::temp_dir().join(format!(
             "durin-filetest-{}-{}.cu",
             std::process::id(),
             path.file_stem().and_then(|s| s.to_str()).unwrap_or("x")
         ));
-        let built = session.build(&[path.to_path_buf()], Emit::Cuda, &cu).is_ok();
+        let built = session
+            .build(&[path.to_path_buf()], Emit::Cuda, &cu)
+            .is_ok();
         drop(session);
         if built {
             out = std::fs::read(&cu).unwrap_or_default();
@@ -125,15 +137,25 @@ fn check_file(path: &Path, bless: bool) -> Result<(), String> {
         let body = &src[i + sep.len()..];
         let expected: String = body
             .lines()
-            .map(|l| l.strip_prefix(m).map_or(l, |r| r.strip_prefix(' ').unwrap_or(r)))
+            .map(|l| {
+                l.strip_prefix(m)
+                    .map_or(l, |r| r.strip_prefix(' ').unwrap_or(r))
+            })
             .map(|l| format!("{l}\n"))
             .collect();
         if bless {
             let quoted: String = output
                 .lines()
-                .map(|l| if l.is_empty() { format!("{m}\n") } else { format!("{m} {l}\n") })
+                .map(|l| {
+                    if l.is_empty() {
+                        format!("{m}\n")
+                    } else {
+                        format!("{m} {l}\n")
+                    }
+                })
                 .collect();
-            std::fs::write(path, format!("{}{sep}{quoted}", &src[..i])).map_err(|e| e.to_string())?;
+            std::fs::write(path, format!("{}{sep}{quoted}", &src[..i]))
+                .map_err(|e| e.to_string())?;
         } else if expected != output {
             return Err(format!("--- expected\n{expected}--- got\n{output}"));
         }
@@ -163,7 +185,11 @@ fn filetests() {
     let mut all = Vec::new();
     files(&root.join("tests/filetests"), &mut all);
     all.sort();
-    assert!(all.len() >= 27, "expected the filetests, found {}", all.len());
+    assert!(
+        all.len() >= 27,
+        "expected the filetests, found {}",
+        all.len()
+    );
     let bless = std::env::var("DURIN_BLESS").is_ok_and(|v| v == "1");
     let failures: Vec<String> = all
         .iter()
@@ -190,6 +216,10 @@ fn every_pass_has_filetests() {
     for (pass, _) in durin_passes::passes() {
         let mut fs = Vec::new();
         files(&root.join("tests/filetests").join(pass), &mut fs);
-        assert!(fs.len() >= 3, "pass `{pass}` has {} filetests, want 3", fs.len());
+        assert!(
+            fs.len() >= 3,
+            "pass `{pass}` has {} filetests, want 3",
+            fs.len()
+        );
     }
 }
