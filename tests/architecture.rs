@@ -29,30 +29,39 @@ fn crate_graph() -> BTreeMap<String, BTreeSet<String>> {
         String::from_utf8_lossy(&out.stderr)
     );
     let text = String::from_utf8(out.stdout).expect("UTF-8");
-    // The JSON has one object per package with `"name"` and a `"dependencies"` list whose
-    // entries have `"name"` and `"kind"` (null for normal dependencies). A small scan is
-    // enough for that shape.
+    // The JSON has one object per package, `{"name":"P","version":..`, whose
+    // `"dependencies"` list holds objects `{"name":"D","source":..,"kind":K,..}` (K is
+    // null for a normal dependency) and ends where `"targets"` begins. A scan of that
+    // shape is enough (and the test below fails if it reads no edge).
     let mut graph = BTreeMap::new();
     for pkg in text.split("{\"name\":\"").skip(1) {
-        let name = pkg.split('"').next().unwrap_or_default().to_string();
-        if !name.starts_with("durin") {
+        let Some((name, rest)) = pkg.split_once('"') else {
+            continue;
+        };
+        if !rest.starts_with(",\"version\":") || !name.starts_with("durin") {
             continue;
         }
-        let deps_start = match pkg.find("\"dependencies\":[") {
-            Some(i) => i,
-            None => continue,
+        graph.insert(name.to_string(), BTreeSet::new());
+    }
+    let mut current: Option<String> = None;
+    for chunk in text.split("{\"name\":\"").skip(1) {
+        let Some((name, rest)) = chunk.split_once('"') else {
+            continue;
         };
-        let deps_text = &pkg[deps_start..];
-        let deps_text = &deps_text[..deps_text.find("],\"targets\"").unwrap_or(deps_text.len())];
-        let mut deps = BTreeSet::new();
-        for d in deps_text.split("{\"name\":\"").skip(1) {
-            let dep = d.split('"').next().unwrap_or_default();
-            let normal = d.contains("\"kind\":null");
-            if dep.starts_with("durin") && normal {
-                deps.insert(dep.to_string());
+        if rest.starts_with(",\"version\":") {
+            current = graph.contains_key(name).then(|| name.to_string());
+        } else if let (Some(p), true) = (&current, rest.starts_with(",\"source\":")) {
+            let kind_null = rest
+                .split("\"rename\"")
+                .next()
+                .is_some_and(|h| h.contains("\"kind\":null"));
+            if name.starts_with("durin") && kind_null {
+                graph
+                    .get_mut(p)
+                    .expect("a package")
+                    .insert(name.to_string());
             }
         }
-        graph.entry(name).or_insert(deps);
     }
     graph
 }
