@@ -243,9 +243,9 @@ impl<'io> Session<'io> {
             let text = read_source(f).map_err(|d| self.fail(d))?;
             texts.push((f.display().to_string(), text));
         }
-        let out = durin_frontend::driver::compile_for(&texts, true, gpu);
-        self.sources = out.sources.clone();
+        let mut out = durin_frontend::driver::compile_for(&texts, true, gpu);
         let _ = self.err.write_all(out.render().as_bytes());
+        self.sources = std::mem::take(&mut out.sources);
         if self.options.time {
             let t = out.timings;
             self.say(format_args!("   parse: {:.3} ms", t.parse * 1e3));
@@ -340,7 +340,8 @@ impl<'io> Session<'io> {
             Some(why) => durin_passes::Target::Cpu { why: why.into() },
             None => durin_passes::Target::Cuda(&mut codegen),
         };
-        let sources = self.sources.clone();
+        // The passes borrow the sources while the session's sinks are in use.
+        let sources = std::mem::take(&mut self.sources);
         let mut cx = PassContext::new(Config { fuel: o.pe_fuel })
             .with_target(target)
             .with_sources(&sources);
@@ -351,6 +352,7 @@ impl<'io> Session<'io> {
         });
         let main = main.and_then(|m| cx.follow(m));
         drop(cx);
+        self.sources = sources;
         let times = result.map_err(|d| self.fail(d))?;
         if self.options.report == Some(Report::Closures) {
             self.report_closures(&w);

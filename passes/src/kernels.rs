@@ -77,11 +77,7 @@ fn launch_loc(w: &World, l: &Launch, sources: Option<&SourceMap>) -> Option<Span
 /// Lowers every launch of `w` (see the module's documentation).
 pub fn run(w: &mut World, cx: &mut PassContext<'_>) -> Result<(), Diagnostic> {
     let live = Live::new(w);
-    let launches: Vec<Launch> = live
-        .conts()
-        .iter()
-        .filter_map(|&k| Launch::of(w, k))
-        .collect();
+    let launches = live.launches(w);
     if launches.is_empty() {
         return Ok(());
     }

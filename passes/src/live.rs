@@ -9,7 +9,7 @@
 //! pass that relies on "used once" is more careful then, never wrong. Tables are indexed
 //! by def number: no hashing.
 
-use durin_ir::{Def, Node, World};
+use durin_ir::{Def, Launch, Node, World};
 use rustc_hash::FxHashMap;
 
 /// Live defs, their use counts, and the live continuations in the order they were found.
@@ -65,6 +65,14 @@ impl Live {
     /// index while it grows).
     pub fn conts(&self) -> &[Def] {
         &self.conts
+    }
+
+    /// The kernel launches among the live continuations' bodies, in that order.
+    pub fn launches(&self, w: &World) -> Vec<Launch> {
+        self.conts
+            .iter()
+            .filter_map(|&k| Launch::of(w, k))
+            .collect()
     }
 
     /// Replaces the body of `k` (live or not), keeping the counts.

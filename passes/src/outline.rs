@@ -28,11 +28,7 @@ pub struct Stats {
 /// closed.
 pub fn run(w: &mut World) -> Result<Stats, Diagnostic> {
     let live = Live::new(w);
-    let launches: Vec<Launch> = live
-        .conts()
-        .iter()
-        .filter_map(|&k| Launch::of(w, k))
-        .collect();
+    let launches = live.launches(w);
     let mut stats = Stats::default();
     for l in launches {
         if outline(w, &l)? {
