@@ -24,10 +24,7 @@ pub(crate) fn unsupported(what: impl Into<String>) -> Diagnostic {
 
 /// A broken invariant of the back end's input or of the back end itself.
 pub(crate) fn internal(what: impl Into<String>) -> Diagnostic {
-    Diagnostic::error_at(
-        None,
-        format!("internal error in the Cranelift tier: {}", what.into()),
-    )
+    Diagnostic::internal("the Cranelift tier", what)
 }
 
 /// How to compile.

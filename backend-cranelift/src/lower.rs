@@ -32,7 +32,7 @@ use cranelift_jit::JITModule;
 use cranelift_module::{DataDescription, DataId, FuncId, Linkage, Module};
 use durin_diag::Diagnostic;
 use durin_ir::analysis::cfg::{Cfg, DomTree};
-use durin_ir::analysis::program::{self, param_types, Program, Signature};
+use durin_ir::analysis::program::{self, param_types, Operand, Program, Signature};
 use durin_ir::analysis::schedule::{Placement, Schedule};
 use durin_ir::analysis::scope::Scope;
 use durin_ir::semantics::Prim;
@@ -423,39 +423,22 @@ impl<'m, 'a, 'f> FunctionLowering<'m, 'a, 'f> {
             return Ok(v.clone());
         }
         let w = self.w();
-        let v: V = match w.node(d) {
-            Node::Param(_) => {
-                return Err(internal(format!(
-                    "a parameter of `{}` used outside its function",
-                    w.name(w.ops(d)[0]).unwrap_or("?")
-                )))
-            }
-            Node::Global { .. } => {
+        let v: V = match program::operand(w, d).map_err(internal)? {
+            Operand::Global => {
                 let gv = self
                     .m
                     .module
                     .declare_data_in_func(self.m.globals[&d], self.b.func);
                 smallvec![self.b.ins().symbol_value(cl::I64, gv)]
             }
-            Node::Cont => match self.m.functions.get(&d) {
+            Operand::Cont => match self.m.functions.get(&d) {
                 Some(&(id, _)) => {
                     let f = self.func_ref(id);
                     smallvec![self.b.ins().func_addr(cl::I64, f)]
                 }
-                None => {
-                    return Err(unsupported(format!(
-                        "the block `{}` used as a value (closure elimination leaves none)",
-                        w.name(d).unwrap_or("?")
-                    )))
-                }
+                None => return Err(unsupported(program::block_as_value(w, d))),
             },
-            _ if w.has_params(d) => {
-                return Err(internal(format!(
-                    "`{}` is used before it is computed",
-                    w.node(d).name()
-                )))
-            }
-            _ => self.compute(d)?,
+            Operand::Computed => self.compute(d)?,
         };
         self.local.insert(d, v.clone());
         Ok(v)

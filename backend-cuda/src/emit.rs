@@ -23,7 +23,7 @@ use crate::types::{ident, CTypes};
 use crate::{internal, unsupported};
 use durin_diag::Diagnostic;
 use durin_ir::analysis::cfg::{Cfg, DomTree};
-use durin_ir::analysis::program::{self, param_types, Program, Signature};
+use durin_ir::analysis::program::{self, param_types, Operand, Program, Signature};
 use durin_ir::analysis::schedule::{Placement, Schedule};
 use durin_ir::analysis::scope::Scope;
 use durin_ir::semantics::{float_value, Prim};
@@ -448,41 +448,28 @@ impl<'m, 'a> Fun<'m, 'a> {
         }
         let w = self.w();
         let ty = w.type_of(d);
-        let v = match w.node(d) {
-            Node::Lit(bits) => Some(self.literal(ty, bits)?),
-            Node::Bottom => match self.m.types.get(w, ty)? {
-                None => None,
-                Some(ct) => Some(format!("{ct}{{}}")),
+        let v = match program::operand(w, d).map_err(internal)? {
+            Operand::Computed => match w.node(d) {
+                Node::Lit(bits) => Some(self.literal(ty, bits)?),
+                Node::Bottom => self.m.types.get(w, ty)?.map(|ct| format!("{ct}{{}}")),
+                _ => {
+                    let was = std::mem::replace(&mut self.in_prologue, true);
+                    let v = self.compute(d);
+                    self.in_prologue = was;
+                    v?
+                }
             },
-            Node::Param(_) => {
-                return Err(internal(format!(
-                    "a parameter of `{}` used outside its function",
-                    w.name(w.ops(d)[0]).unwrap_or("?")
-                )))
-            }
-            Node::Cont => {
+            Operand::Cont => {
                 return Err(unsupported(format!(
                     "`{}` used as a value (kernels call functions directly)",
                     w.name(d).unwrap_or("?")
                 )))
             }
-            Node::Global { .. } => {
+            Operand::Global => {
                 return Err(unsupported(format!(
                     "the host global `{}` (pass its contents to the kernel instead)",
                     w.name(d).unwrap_or("?")
                 )))
-            }
-            _ if w.has_params(d) => {
-                return Err(internal(format!(
-                    "`{}` is used before it is computed",
-                    w.node(d).name()
-                )))
-            }
-            _ => {
-                let was = std::mem::replace(&mut self.in_prologue, true);
-                let v = self.compute(d);
-                self.in_prologue = was;
-                v?
             }
         };
         self.vals.insert(d, v.clone());

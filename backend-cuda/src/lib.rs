@@ -27,8 +27,5 @@ pub(crate) fn unsupported(what: impl Into<String>) -> Diagnostic {
 
 /// A broken invariant of the back end's input or of the back end itself.
 pub(crate) fn internal(what: impl Into<String>) -> Diagnostic {
-    Diagnostic::error_at(
-        None,
-        format!("internal error in the CUDA back end: {}", what.into()),
-    )
+    Diagnostic::internal("the CUDA back end", what)
 }

@@ -16,7 +16,7 @@ use crate::types::Types;
 use crate::{internal, unsupported};
 use durin_diag::Diagnostic;
 use durin_ir::analysis::cfg::{Cfg, DomTree};
-use durin_ir::analysis::program::{self, may_trap, param_types, Program, Signature};
+use durin_ir::analysis::program::{self, may_trap, param_types, Operand, Program, Signature};
 use durin_ir::analysis::schedule::{Placement, Schedule};
 use durin_ir::analysis::scope::Scope;
 use durin_ir::semantics::Prim;
@@ -470,34 +470,17 @@ impl<'m, 'a, 'ctx> FunctionLowering<'m, 'a, 'ctx> {
             return Ok(v);
         }
         let w = self.w();
-        let v = match w.node(d) {
-            Node::Param(_) => {
-                return Err(internal(format!(
-                    "a parameter of `{}` used outside its function",
-                    w.name(w.ops(d)[0]).unwrap_or("?")
-                )))
-            }
-            Node::Global { .. } => V::Val(self.m.globals[&d].as_pointer_value().into()),
-            Node::Cont => match self.m.functions.get(&d) {
+        let v = match program::operand(w, d).map_err(internal)? {
+            Operand::Global => V::Val(self.m.globals[&d].as_pointer_value().into()),
+            Operand::Cont => match self.m.functions.get(&d) {
                 Some((f, _)) => V::Val(f.as_global_value().as_pointer_value().into()),
-                None => {
-                    return Err(unsupported(format!(
-                        "the block `{}` used as a value (closure elimination leaves none)",
-                        w.name(d).unwrap_or("?")
-                    )))
-                }
+                None => return Err(unsupported(program::block_as_value(w, d))),
             },
-            _ if w.has_params(d) => {
-                return Err(internal(format!(
-                    "`{}` is used before it is computed",
-                    w.node(d).name()
-                )))
-            }
             // A division that may trap, or anything computed from one: computed where it
             // is used, each time (the prologue runs on every path).
-            _ if may_trap(w, d) => return self.compute(d),
+            Operand::Computed if may_trap(w, d) => return self.compute(d),
             // Computed once, at the end of the prologue.
-            _ => self.in_prologue(|s| s.compute(d))?,
+            Operand::Computed => self.in_prologue(|s| s.compute(d))?,
         };
         self.vals.insert(d, v);
         Ok(v)

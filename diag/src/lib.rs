@@ -72,6 +72,15 @@ impl Diagnostic {
         .at(span)
     }
 
+    /// A broken invariant inside `component` ("the LLVM back end"), without a place;
+    /// callers add one with [`Diagnostic::at`].
+    pub fn internal(component: &str, what: impl Into<String>) -> Diagnostic {
+        Diagnostic::error_at(
+            None,
+            format!("internal error in {component}: {}", what.into()),
+        )
+    }
+
     /// A warning at `span`.
     pub fn warning(span: Span, message: impl Into<String>) -> Diagnostic {
         Diagnostic {

@@ -155,6 +155,46 @@ pub fn computed_defs(w: &World, scheduled: &[Def], is_block: impl Fn(Def) -> boo
         .collect()
 }
 
+/// What a back end does to get the value of a def it has not computed yet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Operand {
+    /// A global: its address.
+    Global,
+    /// A continuation: the address of a top-level function, or (for a block) nothing the
+    /// back end can give; see [`block_as_value`].
+    Cont,
+    /// Anything else: computed from operands that depend on no parameter.
+    Computed,
+}
+
+/// Classifies `d` for a back end that has not computed it yet. The errors are broken
+/// invariants of the back end's input (a parameter seen outside its function, or a value
+/// that depends on a parameter used before it was computed); back ends report them as
+/// internal errors.
+pub fn operand(w: &World, d: Def) -> Result<Operand, String> {
+    match w.node(d) {
+        Node::Param(_) => Err(format!(
+            "a parameter of `{}` used outside its function",
+            w.name(w.ops(d)[0]).unwrap_or("?")
+        )),
+        Node::Global { .. } => Ok(Operand::Global),
+        Node::Cont => Ok(Operand::Cont),
+        _ if w.has_params(d) => Err(format!(
+            "`{}` is used before it is computed",
+            w.node(d).name()
+        )),
+        _ => Ok(Operand::Computed),
+    }
+}
+
+/// What a host back end says of the block `k` used as a value.
+pub fn block_as_value(w: &World, k: Def) -> String {
+    format!(
+        "the block `{}` used as a value (closure elimination leaves none)",
+        w.name(k).unwrap_or("?")
+    )
+}
+
 /// Whether the jump argument `a` passes control rather than a value: a block of the
 /// function (`is_function`: whether `a` is a top-level function instead, whose address is a
 /// value) or a parameter that is a return point. The jump decides what such arguments mean.
