@@ -1087,11 +1087,7 @@ impl<'m, 'a, 'f> FunctionLowering<'m, 'a, 'f> {
     /// return point it was given.
     fn call(&mut self, callee: Def, args: &[Def], vals: &[V]) -> R<()> {
         let w = self.w();
-        let sig = Signature::of(w, w.type_of(callee)).ok_or_else(|| {
-            unsupported(
-                "a call of a function that takes a continuation other than its return point",
-            )
-        })?;
+        let sig = program::call_signature(w, callee).map_err(unsupported)?;
         let call_args: SmallVec<[Value; 8]> = sig
             .params
             .iter()

@@ -901,11 +901,7 @@ impl<'m, 'a> Fun<'m, 'a> {
     /// A call of a device function or an import, then a jump to its return point.
     fn call(&mut self, callee: Def, args: &[Def], vals: &[V]) -> R<()> {
         let w = self.w();
-        let sig = Signature::of(w, w.type_of(callee)).ok_or_else(|| {
-            unsupported(
-                "a call of a function that takes a continuation other than its return point",
-            )
-        })?;
+        let sig = program::call_signature(w, callee).map_err(unsupported)?;
         let mut cargs = Vec::new();
         for &i in &sig.params {
             cargs.push(

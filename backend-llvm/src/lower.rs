@@ -1187,11 +1187,7 @@ impl<'m, 'a, 'ctx> FunctionLowering<'m, 'a, 'ctx> {
     /// return point it was given.
     fn call(&mut self, callee: Def, args: &[Def], vals: &[V<'ctx>]) -> R<()> {
         let w = self.w();
-        let sig = Signature::of(w, w.type_of(callee)).ok_or_else(|| {
-            unsupported(
-                "a call of a function that takes a continuation other than its return point",
-            )
-        })?;
+        let sig = program::call_signature(w, callee).map_err(unsupported)?;
         let mut call_args: Vec<BasicMetadataValueEnum<'ctx>> = Vec::new();
         let import = self.m.functions.contains_key(&callee) && w.body(callee).is_none();
         for (&i, &t) in sig.params.iter().zip(&sig.param_types) {

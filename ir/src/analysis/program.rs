@@ -115,6 +115,12 @@ impl Signature {
     }
 }
 
+/// The signature of a call's callee; the error says what no back end translates.
+pub fn call_signature(w: &World, callee: Def) -> Result<Signature, &'static str> {
+    Signature::of(w, w.type_of(callee))
+        .ok_or("a call of a function that takes a continuation other than its return point")
+}
+
 /// Whether computing `d` (which depends on no parameter) may divide by zero.
 pub fn may_trap(w: &World, d: Def) -> bool {
     let mut stack = vec![d];
