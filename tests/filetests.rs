@@ -19,6 +19,8 @@
 //! intended change, `DURIN_BLESS=1 cargo test --test filetests` rewrites those sections
 //! (and only them; `check` lines are written by hand).
 
+mod common;
+
 use durin_driver::{Emit, IrAction, Options, Session, Target};
 use std::path::{Path, PathBuf};
 
@@ -190,7 +192,7 @@ fn filetests() {
         "expected the filetests, found {}",
         all.len()
     );
-    let bless = std::env::var("DURIN_BLESS").is_ok_and(|v| v == "1");
+    let bless = common::bless();
     let failures: Vec<String> = all
         .iter()
         .filter_map(|f| {

@@ -10,6 +10,8 @@
 //! After an intended change, `DURIN_BLESS=1 cargo test --test ir_files` rewrites the `.out`
 //! files; read the diff before committing it.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -54,7 +56,7 @@ fn ir_files() {
         .collect();
     files.sort();
     assert!(!files.is_empty(), "no IR test files found");
-    let bless = std::env::var_os("DURIN_BLESS").is_some();
+    let bless = common::bless();
     let mut failures = Vec::new();
     for f in &files {
         let actual = run(f);

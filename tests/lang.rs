@@ -13,6 +13,8 @@
 //! - `tests/lang/warn/NAME.art`: `durin check` must exit with 0, and its standard error
 //!   (the warnings) must equal `tests/lang/warn/NAME.err`, blessed the same way.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -181,7 +183,7 @@ fn tempdir(name: &str) -> PathBuf {
 fn partial_evaluation_gives_the_expected_ir() {
     let files = files("../pe");
     assert!(files.len() >= 5, "expected the partial-evaluation examples");
-    let bless = std::env::var_os("DURIN_BLESS").is_some();
+    let bless = common::bless();
     let mut failures = Vec::new();
     for f in &files {
         let src = std::fs::read_to_string(f).expect("readable");
@@ -295,7 +297,7 @@ fn snapshots(sub: &str, want_exit: i32, at_least: usize) {
         "expected at least {at_least} programs in {sub}, found {}",
         files.len()
     );
-    let bless = std::env::var_os("DURIN_BLESS").is_some();
+    let bless = common::bless();
     let mut failures = Vec::new();
     for f in &files {
         // `// flags: -O2` in the first lines: options for `durin check`.

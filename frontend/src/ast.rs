@@ -285,8 +285,8 @@ pub enum PatternKind {
         /// The type.
         ty: Type,
     },
-    /// A literal.
-    Lit(Literal),
+    /// A literal; `true` when written with a leading `-` (the literal holds the magnitude).
+    Lit(Literal, bool),
     /// `(p, q)`.
     Tuple(Vec<Pattern>),
     /// `[p, q]`, `simd[p, q]`.
@@ -856,8 +856,8 @@ fn dump_pat(out: &mut String, p: &Pattern) {
             out.push(':');
             dump_type(out, ty);
         }
-        PatternKind::Lit(l) => {
-            let _ = write!(out, "{l}");
+        PatternKind::Lit(l, negated) => {
+            let _ = write!(out, "{}{l}", if *negated { "-" } else { "" });
         }
         PatternKind::Tuple(ps) => {
             out.push('(');

@@ -904,13 +904,12 @@ impl Parser<'_, '_> {
             }
             T::Lit(l) => {
                 self.bump();
-                PatternKind::Lit(l)
+                PatternKind::Lit(l, false)
             }
             T::Sub if matches!(self.peek_at(1), T::Lit(Literal::Int(_) | Literal::Float(_))) => {
                 self.bump();
                 match self.bump().kind {
-                    T::Lit(Literal::Int(n)) => PatternKind::Lit(Literal::Int(n.wrapping_neg())),
-                    T::Lit(Literal::Float(x)) => PatternKind::Lit(Literal::Float(-x)),
+                    T::Lit(l) => PatternKind::Lit(l, true),
                     _ => PatternKind::Error,
                 }
             }

@@ -32,16 +32,50 @@ use crate::types::Type;
 use crate::world::World;
 use proptest::prelude::*;
 
+/// The fewest cases a property may run without `DURIN_FEW_CASES=1`.
+pub const MIN_CASES: u32 = 10;
+
 /// The proptest configuration of durin's property tests: `PROPTEST_CASES` cases (1,000
-/// when unset), so that a long local run is one environment variable away.
+/// when unset), so that a long local run is one environment variable away. A value that is
+/// not a number, or fewer than [`MIN_CASES`] cases (which would test next to nothing while
+/// passing), stops the test unless `DURIN_FEW_CASES=1` asks for so few.
 pub fn test_config() -> ProptestConfig {
-    let cases = std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(1000);
-    ProptestConfig {
-        cases,
-        ..ProptestConfig::default()
+    let few = std::env::var("DURIN_FEW_CASES").is_ok_and(|v| v == "1");
+    match cases(std::env::var("PROPTEST_CASES").ok().as_deref(), few) {
+        Ok(cases) => ProptestConfig {
+            cases,
+            ..ProptestConfig::default()
+        },
+        Err(e) => panic!("{e}"),
+    }
+}
+
+/// The number of cases `PROPTEST_CASES=var` asks for; `few`: fewer than [`MIN_CASES`] are
+/// allowed.
+fn cases(var: Option<&str>, few: bool) -> Result<u32, String> {
+    let Some(s) = var else { return Ok(1000) };
+    match s.trim().parse::<u32>() {
+        Ok(n) if n >= MIN_CASES || few => Ok(n),
+        Ok(n) => Err(format!(
+            "PROPTEST_CASES={n} is fewer than {MIN_CASES} cases; set DURIN_FEW_CASES=1 to run so few"
+        )),
+        Err(_) => Err(format!("PROPTEST_CASES={s:?} is not a number of cases")),
+    }
+}
+
+#[cfg(test)]
+mod cases_tests {
+    use super::cases;
+
+    #[test]
+    fn too_few_or_unreadable_case_counts_are_refused() {
+        assert_eq!(cases(None, false), Ok(1000));
+        assert_eq!(cases(Some("250"), false), Ok(250));
+        assert!(cases(Some("0"), false).is_err());
+        assert!(cases(Some("9"), false).is_err());
+        assert_eq!(cases(Some("0"), true), Ok(0));
+        assert!(cases(Some("many"), false).is_err());
+        assert!(cases(Some(""), true).is_err());
     }
 }
 

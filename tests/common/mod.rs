@@ -1,5 +1,8 @@
 //! Helpers shared by the integration tests that run the `durin` binary.
 
+// Each test binary uses some of these.
+#![allow(dead_code)]
+
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -21,4 +24,9 @@ pub fn durin(args: &[&str]) -> std::process::Output {
         .args(args)
         .output()
         .expect("durin runs")
+}
+
+/// Whether this run rewrites expected outputs: `DURIN_BLESS=1`, and no other value.
+pub fn bless() -> bool {
+    std::env::var("DURIN_BLESS").is_ok_and(|v| v == "1")
 }

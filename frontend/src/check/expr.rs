@@ -86,7 +86,7 @@ impl<'a> Checker<'a> {
         let hint = hint.map(|h| self.resolve(h));
         match &e.kind {
             A::Error => err_expr(span),
-            A::Lit(l) => self.literal(l, hint, span),
+            A::Lit(l) => self.literal(l, hint, span, false),
             A::Path(p) => self.path_expr(p, hint, span),
             A::Tuple(es) => {
                 let hints: Option<Vec<Ty>> = hint.and_then(|h| match self.tys.kind(h) {
@@ -402,7 +402,9 @@ impl<'a> Checker<'a> {
             .unwrap_or(TyTable::NORET)
     }
 
-    fn literal(&mut self, l: &Literal, hint: Option<Ty>, span: Span) -> Expr {
+    /// A literal; `negated`: the operand of a unary `-`, whose value is `-l` (so `-128`
+    /// fits in `i8`).
+    fn literal(&mut self, l: &Literal, hint: Option<Ty>, span: Span, negated: bool) -> Expr {
         match l {
             Literal::Int(v) => {
                 let ty = match hint {
@@ -413,6 +415,7 @@ impl<'a> Checker<'a> {
                     }
                     _ => TyTable::I32,
                 };
+                self.check_int_literal(ty, *v, negated, span);
                 Expr::new(K::Lit(int_or_float_lit(&self.tys, ty, *v)), ty, span)
             }
             Literal::Float(f) => {
@@ -963,7 +966,13 @@ impl<'a> Checker<'a> {
     fn unary(&mut self, op: UnaryOp, x: &'a ast::Expr, hint: Option<Ty>, span: Span) -> Expr {
         match op {
             UnaryOp::Not | UnaryOp::Neg | UnaryOp::Plus => {
-                let h = self.expr(x, hint);
+                let h = match &x.kind {
+                    A::Lit(l) if op == UnaryOp::Neg => {
+                        let hint = hint.map(|h| self.resolve(h));
+                        self.literal(l, hint, span, true)
+                    }
+                    _ => self.expr(x, hint),
+                };
                 let t = self.resolve(h.ty);
                 let ok = match op {
                     UnaryOp::Not => self.tys.is_int(t) || t == TyTable::BOOL,

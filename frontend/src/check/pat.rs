@@ -57,7 +57,7 @@ impl<'a> Checker<'a> {
                 let v = self.new_var(name, ty, *mutable);
                 PatKind::Bind(v, sub)
             }
-            PatternKind::Lit(l) => {
+            PatternKind::Lit(l, negated) => {
                 if irrefutable {
                     self.err(p.span, "refutable pattern: a literal may not match");
                 }
@@ -68,7 +68,13 @@ impl<'a> Checker<'a> {
                         } else {
                             TyTable::I32
                         };
-                        (int_or_float_lit(&self.tys, t, *v), t)
+                        self.check_int_literal(t, *v, *negated, p.span);
+                        let lit = match int_or_float_lit(&self.tys, t, *v) {
+                            hir::Lit::Int(v) if *negated => hir::Lit::Int(v.wrapping_neg()),
+                            hir::Lit::Float(f) if *negated => hir::Lit::Float(-f),
+                            lit => lit,
+                        };
+                        (lit, t)
                     }
                     Literal::Float(f) => {
                         let t = if self.tys.is_float(rty) {
@@ -76,7 +82,7 @@ impl<'a> Checker<'a> {
                         } else {
                             TyTable::F64
                         };
-                        (hir::Lit::Float(*f), t)
+                        (hir::Lit::Float(if *negated { -f } else { *f }), t)
                     }
                     Literal::Bool(b) => (hir::Lit::Bool(*b), TyTable::BOOL),
                     Literal::Char(c) => (hir::Lit::Int(*c as u64), TyTable::U8),
@@ -527,6 +533,28 @@ impl<'a> Checker<'a> {
 }
 
 /// An integer literal's value as a literal of type `t` (integers or floats).
+impl Checker<'_> {
+    /// Reports an integer literal `v` (negated: `-v`) that type `t` cannot hold.
+    pub(super) fn check_int_literal(&mut self, t: Ty, v: u64, negated: bool, span: Span) {
+        let Some(Prim::Int { bits, signed }) = self.tys.as_prim(t) else {
+            return;
+        };
+        let (min, max): (i128, i128) = if signed {
+            (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1)
+        } else {
+            (0, (1i128 << bits) - 1)
+        };
+        let value = if negated { -(v as i128) } else { v as i128 };
+        if value < min || value > max {
+            let s = self.ty_str(t);
+            let d = self
+                .error(span, format!("the literal `{value}` does not fit in `{s}`"))
+                .with_note(format!("`{s}` holds {min} to {max}"));
+            self.emit(d);
+        }
+    }
+}
+
 pub(super) fn int_or_float_lit(tys: &TyTable, t: Ty, v: u64) -> hir::Lit {
     if tys.is_float(t) {
         hir::Lit::Float(v as f64)
