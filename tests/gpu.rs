@@ -267,7 +267,8 @@ fn portable_saxpy_expected() -> String {
 }
 
 /// The sum of the pixels `tests/gpu/stencil5x5.art` computes: its 5x5 stencil with clamped
-/// borders, in `f32` in the program's order, summed in `f64`.
+/// borders, in `f32` in the program's order; each pixel squared and weighted by its place,
+/// summed in `f64`.
 fn stencil5x5_checksum() -> String {
     let (w, h) = (1024i32, 768i32);
     let input: Vec<f32> = (0..w * h)
@@ -285,7 +286,8 @@ fn stencil5x5_checksum() -> String {
                     sum += weight(dx, dy) * input[(yy * w + xx) as usize];
                 }
             }
-            checksum += sum as f64;
+            let v = sum as f64;
+            checksum += v * v * ((x * 7 + y * 3) % 11 + 1) as f64;
         }
     }
     printf_g(checksum)
