@@ -19,7 +19,9 @@
 //! - `extract` of a tuple, struct or array built in place, or of an `insert` at a literal
 //!   index, takes the component; `extract` of bottom is bottom; `insert` into a built
 //!   aggregate at a literal index rebuilds it;
-//! - `known(x)` is `true` when `x` depends on no parameter.
+//! - `known(x)` is `true` when `x` depends on no parameter;
+//! - `store(m, p, bot)` is `m`: storing an undefined value leaves memory undefined enough
+//!   (an uninitialized `let mut a: [T * N];` stores nothing, however large `N`).
 //!
 //! Floats get no identities beyond folding: `x + 0.0` is not `x` for `x = -0.0`, and NaN
 //! payloads must survive.
@@ -77,6 +79,7 @@ pub(crate) fn normalize(w: &mut World, node: Node, ty: Type, ops: &[Def]) -> Opt
             Some(w.build(w.node(agg), ty, &elems))
         }
         Node::Known => (!w.has_params(ops[0])).then(|| w.lit_bool(true)),
+        Node::Store => (w.node(ops[2]) == Node::Bottom).then_some(ops[0]),
         _ => None,
     }
 }
@@ -219,6 +222,19 @@ mod tests {
             "%a: f32 = div(1.0:f32, 0.0:f32)\njump %r(%m, %a)",
             "0x7f800000:f32",
         );
+    }
+
+    #[test]
+    fn a_store_of_bottom_is_no_store() {
+        let src = "extern cont @f(%m: mem, %p: ptr([i32 * 100000000]), %q: ptr(i32), %r: cn(mem)) {
+            %s: mem = store(%m, %p, bot:[i32 * 100000000])
+            %t: mem = store(%s, %q, 1:i32)
+            jump %r(%t)
+        }";
+        let w = parse_with(src, ParseOptions { normalize: true }).expect("test input parses");
+        let out = print(&w);
+        assert_eq!(out.matches("store(").count(), 1, "{out}");
+        assert!(!out.contains("bot"), "{out}");
     }
 
     #[test]

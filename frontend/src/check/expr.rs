@@ -54,7 +54,52 @@ fn literal_rank(e: &ast::Expr) -> u8 {
     }
 }
 
+/// The most elements an array value (`[x; n]`) may have: each is a value of the program.
+const MAX_ARRAY_VALUE: u64 = 1 << 20;
+
+/// The largest local variable, in bytes: it lives on the stack (8 MiB on most systems,
+/// less for the threads of `parallel`).
+const MAX_LOCAL_BYTES: u128 = 4 << 20;
+
 impl<'a> Checker<'a> {
+    /// About how many bytes a value of type `t` takes (structs count their fields, at
+    /// least one byte each; a struct that contains itself, already reported, counts once);
+    /// used to refuse locals no stack holds.
+    fn value_bytes(&mut self, t: Ty) -> u128 {
+        self.value_bytes_within(t, &mut Vec::new())
+    }
+
+    /// `value_bytes` of `t`, inside the structs `open`.
+    fn value_bytes_within(&mut self, t: Ty, open: &mut Vec<DeclId>) -> u128 {
+        let t = self.resolve(t);
+        match self.tys.kind(t).clone() {
+            TyKind::Prim(p) => match p {
+                Prim::Bool => 1,
+                Prim::Int { bits, .. } | Prim::Float { bits } => (bits as u128).div_ceil(8),
+            },
+            TyKind::Ptr { .. } | TyKind::Fn { .. } => 8,
+            TyKind::Array { elem, len } => {
+                len.unwrap_or(0) as u128 * self.value_bytes_within(elem, open).max(1)
+            }
+            TyKind::Tuple(ts) => ts.iter().map(|&t| self.value_bytes_within(t, open)).sum(),
+            TyKind::Struct(d, _) if open.contains(&d) => 1,
+            TyKind::Struct(d, args) => {
+                let fields: Vec<Ty> = self.struct_info(d).fields.iter().map(|f| f.1).collect();
+                open.push(d);
+                let bytes = fields
+                    .into_iter()
+                    .map(|f| {
+                        let f = self.tys.subst(f, &args);
+                        self.value_bytes_within(f, open).max(1)
+                    })
+                    .sum();
+                open.pop();
+                bytes
+            }
+            _ => 1,
+        }
+    }
+
     /// Checks the `else` branch `f` after the checked `then` branch `t` (whose type it is
     /// expected to have, unless `t` never returns); both converted to their joined type.
     fn else_branch(&mut self, t: Expr, f: &'a ast::Expr, hint: Option<Ty>) -> (Expr, Expr, Ty) {
@@ -138,6 +183,13 @@ impl<'a> Checker<'a> {
             A::Repeat { elem, count, simd } => {
                 if *simd {
                     self.err(span, "`simd` vectors are not supported yet");
+                    return err_expr(span);
+                }
+                if *count > MAX_ARRAY_VALUE {
+                    let d = self
+                        .error(span, format!("array too large: {count} elements (a value may hold at most {MAX_ARRAY_VALUE})"))
+                        .with_note("allocate a buffer for large arrays: `alloc_cpu(n * size)`");
+                    self.emit(d);
                     return err_expr(span);
                 }
                 let eh = hint.and_then(|h| match self.tys.kind(h) {
@@ -737,7 +789,11 @@ impl<'a> Checker<'a> {
                 }
             }
         }
-        let f = self.expr(callee, None);
+        // `(*p)(i)` indexes the array `p` points to, which is not read as a whole.
+        let f = match &callee.kind {
+            A::Unary(UnaryOp::Deref, _) => self.place(callee),
+            _ => self.expr(callee, None),
+        };
         let f = self.auto_deref_callee(f);
         let fty = self.resolve(f.ty);
         match self.tys.kind(fty).clone() {
@@ -1005,7 +1061,19 @@ impl<'a> Checker<'a> {
                 }
                 Expr::new(K::Unary(op, Box::new(h)), t, span)
             }
-            UnaryOp::Deref => self.deref_place(x, span),
+            UnaryOp::Deref => {
+                let h = self.deref_place(x, span);
+                let t = self.resolve(h.ty);
+                if let TyKind::Array { elem, len: None } = *self.tys.kind(t) {
+                    let s = self.ty_str(elem);
+                    let d = self
+                        .error(span, format!("cannot read a whole array of unknown length `[{s}]`: it has no size"))
+                        .with_note("index it, `(*p)(i)`, or take its address, `&(*p)`");
+                    self.emit(d);
+                    return err_expr(span);
+                }
+                h
+            }
             UnaryOp::AddrOf | UnaryOp::AddrOfMut => {
                 let h = self.place(x);
                 let mutable = op == UnaryOp::AddrOfMut;
@@ -1625,6 +1693,14 @@ impl<'a> Checker<'a> {
                         .is_some_and(|h| self.resolve(h.ty) == TyTable::NORET)
                     {
                         diverges = true;
+                    }
+                    let bytes = self.value_bytes(ty);
+                    if bytes > MAX_LOCAL_BYTES {
+                        let s = self.ty_str(ty);
+                        let d = self
+                            .error(pat.span, format!("this variable of type `{s}` takes {bytes} bytes, more than a thread's stack holds (at most {MAX_LOCAL_BYTES} bytes in one variable)"))
+                            .with_note("allocate large arrays as buffers: `alloc_cpu(n * size)`");
+                        self.emit(d);
                     }
                     let p = self.pattern(pat, ty, true);
                     out.push(hir::Stmt::Let(p, h));

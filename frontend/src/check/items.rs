@@ -189,6 +189,12 @@ impl<'a> Checker<'a> {
 
     /// The type written as `t`, in the current scope.
     pub(super) fn resolve_type(&mut self, t: &ast::Type) -> Ty {
+        self.resolve_type_in(t, false)
+    }
+
+    /// The type written as `t`; `pointee`: `t` is what a pointer points to, the one place
+    /// where an array of unknown length (`[T]`, which has no size) may stand.
+    fn resolve_type_in(&mut self, t: &ast::Type, pointee: bool) -> Ty {
         match &t.kind {
             TypeKind::Error => TyTable::ERROR,
             TypeKind::NoRet => TyTable::NORET,
@@ -202,6 +208,17 @@ impl<'a> Checker<'a> {
                     return TyTable::ERROR;
                 }
                 let elem = self.resolve_type(elem);
+                if len.is_none() && !pointee {
+                    let s = self.ty_str(elem);
+                    let d = self
+                        .error(
+                            t.span,
+                            format!("an array of unknown length `[{s}]` has no size: it can only be pointed to"),
+                        )
+                        .with_note(format!("use a pointer, `&[{s}]` or `&mut [{s}]`, or give a length, `[{s} * N]`"));
+                    self.emit(d);
+                    return TyTable::ERROR;
+                }
                 self.tys.intern(TyKind::Array { elem, len: *len })
             }
             TypeKind::Fn { param, ret } => {
@@ -217,7 +234,7 @@ impl<'a> Checker<'a> {
                 addr_space,
                 pointee,
             } => {
-                let pointee = self.resolve_type(pointee);
+                let pointee = self.resolve_type_in(pointee, true);
                 let space = addr_space.unwrap_or(0);
                 if space > 5 {
                     self.err(
