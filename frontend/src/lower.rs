@@ -32,6 +32,8 @@ struct Lowerer<'p> {
     tys: TyTable,
     w: World,
     diags: Vec<Diagnostic>,
+    /// Whether an instance nested too deeply was reported.
+    too_deep: bool,
     fn_insts: FxHashMap<(FnId, Vec<Ty>), Def>,
     imports: FxHashMap<(Box<str>, Type), Def>,
     statics: FxHashMap<StaticId, Def>,
@@ -63,6 +65,9 @@ pub struct Lowered {
 
 /// Lowers a checked program (which must have no errors). `main` and exported functions are
 /// the roots; functions they do not reach are not lowered.
+/// The largest type argument of a function instance, as a tree of types.
+const MAX_TYPE_SIZE: u64 = 1 << 12;
+
 pub fn lower(prog: &mut Program, diags: &mut Vec<Diagnostic>) -> Lowered {
     let tys = std::mem::take(&mut prog.tys);
     let mut l = Lowerer {
@@ -70,6 +75,7 @@ pub fn lower(prog: &mut Program, diags: &mut Vec<Diagnostic>) -> Lowered {
         tys,
         w: World::new(),
         diags: Vec::new(),
+        too_deep: false,
         fn_insts: FxHashMap::default(),
         imports: FxHashMap::default(),
         statics: FxHashMap::default(),
@@ -394,6 +400,35 @@ impl<'p> Lowerer<'p> {
             return k;
         }
         let info = &self.p.fns[f as usize];
+        if let Some(&deep) = key
+            .1
+            .iter()
+            .find(|&&t| self.tys.size_within(t, MAX_TYPE_SIZE) > MAX_TYPE_SIZE)
+        {
+            // Polymorphic recursion (`f[T]` calling `f[(T, T)]`) asks for ever larger
+            // instances; stop at the first absurdly deep one, once.
+            if !self.too_deep {
+                self.too_deep = true;
+                let name = info.name.to_string();
+                let shown =
+                    crate::check::ty_name(&self.tys, &self.p.structs, &self.p.enums, deep, &[]);
+                let shown: String = if shown.len() > 80 {
+                    format!("{}...", &shown[..shown.floor_char_boundary(80)])
+                } else {
+                    shown
+                };
+                self.diags.push(
+                    Diagnostic::error(span, format!("`{name}` is instantiated with ever larger types (here `{shown}`): polymorphic recursion has no end"))
+                        .with_note(format!("each instance of a polymorphic function is compiled separately; type arguments of more than {MAX_TYPE_SIZE} parts are refused")),
+                );
+            }
+            let fty = self.tys.func(info.dom, info.codom);
+            let fty = self.tys.subst(fty, &key.1);
+            let saved = std::mem::take(&mut self.subst);
+            let t = self.ir_ty(fty);
+            self.subst = saved;
+            return self.w.bottom(t);
+        }
         let fty = self.tys.func(info.dom, info.codom);
         let fty = self.tys.subst(fty, &key.1);
         let saved = std::mem::take(&mut self.subst);

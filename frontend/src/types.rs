@@ -193,6 +193,29 @@ impl TyTable {
         })
     }
 
+    /// The size of `t` as a tree of types (a primitive is 1, `(i32, i32)` is 3), or
+    /// `limit + 1` when it is larger; takes at most about `limit` steps.
+    pub fn size_within(&self, t: Ty, limit: u64) -> u64 {
+        let mut seen = 0;
+        let mut stack = vec![t];
+        while let Some(t) = stack.pop() {
+            seen += 1;
+            if seen > limit {
+                return limit + 1;
+            }
+            match self.kind(t) {
+                TyKind::Tuple(ts) | TyKind::Struct(_, ts) | TyKind::Enum(_, ts) => {
+                    stack.extend_from_slice(ts)
+                }
+                TyKind::Array { elem, .. } => stack.push(*elem),
+                TyKind::Ptr { pointee, .. } => stack.push(*pointee),
+                TyKind::Fn { dom, codom } => stack.extend([*dom, *codom]),
+                _ => {}
+            }
+        }
+        seen
+    }
+
     /// Rebuilds `t` bottom-up, replacing each component for which `f` gives a type.
     pub fn map_ty(&mut self, t: Ty, f: &mut dyn FnMut(&mut TyTable, Ty) -> Option<Ty>) -> Ty {
         if let Some(r) = f(self, t) {
