@@ -34,7 +34,6 @@ use durin_diag::Diagnostic;
 use durin_ir::analysis::cfg::{Cfg, DomTree};
 use durin_ir::analysis::program::{self, param_types, Operand, Program, Signature};
 use durin_ir::analysis::schedule::{Placement, Schedule};
-use durin_ir::analysis::scope::Scope;
 use durin_ir::semantics::Prim;
 use durin_ir::{ArithOp, CmpOp, Def, Node, Type, TypeKind, World};
 use rustc_hash::FxHashMap;
@@ -281,7 +280,7 @@ impl<'a> ModuleLowering<'a> {
         let decl = self.module.declarations().get_function_decl(id);
         ctx.func.signature = decl.signature.clone();
         ctx.func.name = cranelift_codegen::ir::UserFuncName::user(0, id.as_u32());
-        let scope = Scope::compute_with(w, f, &self.program.free);
+        let scope = self.program.scope(w, f);
         let cfg = Cfg::compute(w, &scope);
         let dom = DomTree::compute(&cfg);
         let schedule = Schedule::compute(w, &scope, &cfg, &dom, Placement::Late);

@@ -25,7 +25,6 @@ use durin_diag::Diagnostic;
 use durin_ir::analysis::cfg::{Cfg, DomTree};
 use durin_ir::analysis::program::{self, param_types, Operand, Program, Signature};
 use durin_ir::analysis::schedule::{Placement, Schedule};
-use durin_ir::analysis::scope::Scope;
 use durin_ir::semantics::{float_value, Prim};
 use durin_ir::{AddrSpace, ArithOp, CmpOp, Def, Kernel, Node, Type, TypeKind, World};
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -174,7 +173,7 @@ impl<'a> Module<'a> {
         let sig = Signature::of(w, w.type_of(f)).ok_or_else(|| {
             unsupported("a function that takes a continuation other than its return point")
         })?;
-        let scope = Scope::compute_with(w, f, &self.program.free);
+        let scope = self.program.scope(w, f);
         let cfg = Cfg::compute(w, &scope);
         let dom = DomTree::compute(&cfg);
         let schedule = Schedule::compute(w, &scope, &cfg, &dom, Placement::Late);

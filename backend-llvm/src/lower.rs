@@ -18,7 +18,6 @@ use durin_diag::Diagnostic;
 use durin_ir::analysis::cfg::{Cfg, DomTree};
 use durin_ir::analysis::program::{self, may_trap, param_types, Operand, Program, Signature};
 use durin_ir::analysis::schedule::{Placement, Schedule};
-use durin_ir::analysis::scope::Scope;
 use durin_ir::semantics::Prim;
 use durin_ir::{ArithOp, CmpOp, Def, Node, Type, TypeKind, World};
 use inkwell::basic_block::BasicBlock;
@@ -219,7 +218,7 @@ impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {
         let builder = self.ctx.create_builder();
         let (func, _) = &self.functions[&f];
         let func = *func;
-        let scope = Scope::compute_with(self.w, f, &self.program.free);
+        let scope = self.program.scope(self.w, f);
         let cfg = Cfg::compute(self.w, &scope);
         let dom = DomTree::compute(&cfg);
         let schedule = Schedule::compute(self.w, &scope, &cfg, &dom, Placement::Late);

@@ -3,8 +3,9 @@
 //! the shape of each function type.
 
 use crate::analysis::free::FreeParams;
+use crate::analysis::scope::Scope;
 use crate::{ArithOp, Def, Node, Type, TypeKind, World};
-use rustc_hash::FxHashSet;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 /// The live parts of a program.
 pub struct Program {
@@ -16,6 +17,19 @@ pub struct Program {
     pub globals: Vec<Def>,
     /// Which continuations are closed (use no parameter of another).
     pub free: FreeParams,
+    /// For a function, the closed continuations that are blocks of it: each takes no
+    /// continuation, is only jumped to (or branched to) and only from that function, so
+    /// jumps to it are branches (a loop that uses nothing of its function is a loop of
+    /// that function, not a function calling itself).
+    pub blocks: FxHashMap<Def, Vec<Def>>,
+}
+
+impl Program {
+    /// The scope of function `f`, its blocks included.
+    pub fn scope(&self, w: &World, f: Def) -> Scope {
+        let blocks = self.blocks.get(&f).map(Vec::as_slice).unwrap_or(&[]);
+        Scope::compute_rooted(w, f, blocks, &self.free)
+    }
 }
 
 /// Collects what the externals of `w` reach.
@@ -47,7 +61,7 @@ pub fn collect(w: &World) -> Program {
     globals.sort();
     let free = FreeParams::compute_over(w, conts.clone());
     let (mut functions, mut imports) = (Vec::new(), Vec::new());
-    for k in conts {
+    for &k in &conts {
         if !free.is_closed(k) {
             continue;
         }
@@ -57,12 +71,115 @@ pub fn collect(w: &World) -> Program {
             imports.push(k);
         }
     }
+    let blocks = absorb_blocks(w, &conts, &mut functions, &free);
     Program {
         functions,
         imports,
         globals,
         free,
+        blocks,
     }
+}
+
+/// Moves the closed continuations among `functions` that can be blocks of another function
+/// into that function's block list (see [`Program::blocks`]).
+fn absorb_blocks(
+    w: &World,
+    conts: &[Def],
+    functions: &mut Vec<Def>,
+    free: &FreeParams,
+) -> FxHashMap<Def, Vec<Def>> {
+    // Who jumps to each continuation, and which are used as values.
+    let mut jumpers: FxHashMap<Def, Vec<Def>> = FxHashMap::default();
+    let mut valued: FxHashSet<Def> = FxHashSet::default();
+    let mut seen: FxHashSet<Def> = FxHashSet::default();
+    let mut value_uses = |root: Def, valued: &mut FxHashSet<Def>| {
+        let mut stack = vec![root];
+        while let Some(d) = stack.pop() {
+            match w.node(d) {
+                Node::Cont => {
+                    valued.insert(d);
+                }
+                // A parameter's operand is its continuation: no use of it.
+                Node::Param(_) => {}
+                n if n.is_nominal() => {}
+                _ if seen.insert(d) => stack.extend_from_slice(w.ops(d)),
+                _ => {}
+            }
+        }
+    };
+    for &c in conts {
+        let Some((callee, args)) = w.body(c) else {
+            continue;
+        };
+        let targets: Vec<Def> = match w.node(callee) {
+            Node::Cont => vec![callee],
+            Node::Select if w.ops(callee)[1..].iter().all(|&t| w.node(t) == Node::Cont) => {
+                value_uses(w.ops(callee)[0], &mut valued);
+                w.ops(callee)[1..].to_vec()
+            }
+            _ => {
+                value_uses(callee, &mut valued);
+                Vec::new()
+            }
+        };
+        for t in targets {
+            jumpers.entry(t).or_default().push(c);
+        }
+        for &a in args {
+            value_uses(a, &mut valued);
+        }
+    }
+    let candidate = |k: Def| {
+        !w.is_external(k)
+            && !valued.contains(&k)
+            && !param_types(w, k)
+                .iter()
+                .any(|&t| matches!(w.kind(t), TypeKind::Cont(_)))
+    };
+    // The function each continuation belongs to, growing as blocks are absorbed.
+    let mut owner: FxHashMap<Def, Def> = FxHashMap::default();
+    for &f in functions.iter() {
+        for &k in Scope::compute_with(w, f, free).continuations() {
+            owner.insert(k, f);
+        }
+    }
+    let mut blocks: FxHashMap<Def, Vec<Def>> = FxHashMap::default();
+    let mut absorbed: FxHashSet<Def> = FxHashSet::default();
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for &b in functions.iter() {
+            if absorbed.contains(&b) || !candidate(b) {
+                continue;
+            }
+            let mut owners = jumpers
+                .get(&b)
+                .into_iter()
+                .flatten()
+                .filter_map(|c| owner.get(c).copied())
+                .filter(|&o| o != b);
+            let Some(f) = owners.next() else {
+                continue;
+            };
+            if owners.any(|o| o != f) {
+                continue;
+            }
+            // `b`, what it owns and the blocks it absorbed now belong to `f`.
+            absorbed.insert(b);
+            for o in owner.values_mut() {
+                if *o == b {
+                    *o = f;
+                }
+            }
+            let mut moved = blocks.remove(&b).unwrap_or_default();
+            moved.insert(0, b);
+            blocks.entry(f).or_default().extend(moved);
+            changed = true;
+        }
+    }
+    functions.retain(|k| !absorbed.contains(k));
+    blocks
 }
 
 /// The shape of a continuation type called as a function: which parameters carry values,

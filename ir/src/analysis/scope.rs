@@ -29,8 +29,16 @@ impl Scope {
 
     /// Computes the scope of `entry` from precomputed free parameters.
     pub fn compute_with(w: &World, entry: Def, free: &FreeParams) -> Scope {
+        Self::compute_rooted(w, entry, &[], free)
+    }
+
+    /// Computes the scope of `entry` that also holds `blocks` (closed continuations that
+    /// only the scope jumps to, which a back end makes blocks of the entry's function; see
+    /// [`super::program::Program::blocks`]) and what their parameters reach.
+    pub fn compute_rooted(w: &World, entry: Def, blocks: &[Def], free: &FreeParams) -> Scope {
         let mut conts = Set::default();
         conts.insert(entry);
+        conts.extend(blocks.iter().copied());
         let mut changed = true;
         while changed {
             changed = false;

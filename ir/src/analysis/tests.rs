@@ -122,3 +122,53 @@ fn early_and_late_placement() {
     };
     assert!(pos("ij") < pos("a1"));
 }
+
+/// Whether `program::collect` makes `names` functions of `src` and the rest blocks.
+fn functions_of(src: &str) -> (Vec<String>, Vec<(String, Vec<String>)>) {
+    let w = crate::text::parse(src).expect("the test program parses");
+    let p = super::program::collect(&w);
+    let mut blocks: Vec<(String, Vec<String>)> = p
+        .blocks
+        .iter()
+        .map(|(&f, bs)| (names(&w, [f]).remove(0), names(&w, bs.iter().copied())))
+        .collect();
+    blocks.sort();
+    (names(&w, p.functions.iter().copied()), blocks)
+}
+
+#[test]
+fn a_closed_loop_is_a_block_of_the_function_that_enters_it() {
+    let (functions, blocks) = functions_of(
+        "extern cont @main(%m: mem, %r: cn(mem, i32)) {
+            jump @head(%m)
+        }
+        cont @head(%n: mem) {
+            jump @head(%n)
+        }",
+    );
+    assert_eq!(functions, ["main"]);
+    assert_eq!(blocks, [("main".to_string(), vec!["head".to_string()])]);
+}
+
+#[test]
+fn a_loop_entered_from_two_functions_or_taking_a_continuation_stays_a_function() {
+    let (functions, blocks) = functions_of(
+        "extern cont @a(%m: mem, %r: cn(mem, i32)) {
+            jump @head(%m)
+        }
+        extern cont @b(%m2: mem, %r2: cn(mem, i32)) {
+            jump @head(%m2)
+        }
+        cont @head(%n: mem) {
+            jump @head(%n)
+        }
+        extern cont @c(%m3: mem, %r3: cn(mem, i32)) {
+            jump @count(%m3, 3:i32, %r3)
+        }
+        cont @count(%m4: mem, %i: i32, %k: cn(mem, i32)) {
+            jump @count(%m4, %i, %k)
+        }",
+    );
+    assert_eq!(functions, ["a", "b", "head", "c", "count"]);
+    assert!(blocks.is_empty(), "{blocks:?}");
+}
