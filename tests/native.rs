@@ -265,3 +265,31 @@ fn vectorize_hints_reach_llvms_loop_vectorizer() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Calls in tail position are guaranteed tail calls and closed loops are branches, on
+/// every back end and level: ten million of each would overflow the stack otherwise.
+#[test]
+fn deep_tail_calls_run_in_constant_stack_space() {
+    // `count`: the sum 1..=n; `even`/`odd`: two steps turn a into (a + 2) ^ 1.
+    let n: i64 = 10_000_000;
+    let sum = n * (n + 1) / 2;
+    let mut a: i32 = 0;
+    for _ in 0..n / 2 {
+        a = (a + 2) ^ 1;
+    }
+    let expected = format!("{sum} {a} {}\n", 3 * n);
+    for flags in [
+        &["-O0", "--backend", "cranelift"][..],
+        &["-O2", "--backend", "cranelift"],
+        &["-O0", "--backend", "llvm"],
+        &["-O1", "--backend", "llvm"],
+        &["-O3", "--backend", "llvm"],
+    ] {
+        let mut args = vec!["run"];
+        args.extend_from_slice(flags);
+        args.push("tests/native/deep_tail_calls.art");
+        let out = durin(&args);
+        ok(&out, &format!("{flags:?}"));
+        assert_eq!(String::from_utf8_lossy(&out.stdout), expected, "{flags:?}");
+    }
+}

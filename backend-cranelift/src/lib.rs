@@ -92,6 +92,8 @@ pub fn jit(
         ("enable_multi_ret_implicit_sret", "true"),
         ("use_colocated_libcalls", "false"),
         ("is_pic", "false"),
+        // Cranelift's tail calls (`return_call`) need frame pointers.
+        ("preserve_frame_pointers", "true"),
     ] {
         flags
             .set(k, v)

@@ -26,6 +26,7 @@ use cranelift_codegen::ir::{
     types as cl, AbiParam, Block, BlockArg, FuncRef, InstBuilder, MemFlagsData, StackSlotData,
     StackSlotKind, TrapCode, Value,
 };
+use cranelift_codegen::isa::CallConv;
 use cranelift_codegen::Context;
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use cranelift_jit::JITModule;
@@ -162,7 +163,12 @@ impl<'a> ModuleLowering<'a> {
                 ))
                 .at(w.loc(k))
             })?;
-            let csig = self.signature(&sig).map_err(|e| e.at(w.loc(k)))?;
+            let mut csig = self.signature(&sig).map_err(|e| e.at(w.loc(k)))?;
+            if w.body(k).is_some() && !w.is_external(k) && !self.program.address_taken.contains(&k)
+            {
+                // Only ever called directly: the convention of guaranteed tail calls.
+                csig.call_conv = CallConv::Tail;
+            }
             let id = if w.body(k).is_none() {
                 if csig.returns.len() > 1 {
                     return Err(
@@ -290,6 +296,7 @@ impl<'a> ModuleLowering<'a> {
             m: self,
             b: builder,
             entry: f,
+            tail_calls: program::may_tail_call(w, &scope),
             blocks: FxHashMap::default(),
             vals: FxHashMap::default(),
             local: FxHashMap::default(),
@@ -319,6 +326,8 @@ struct FunctionLowering<'m, 'a, 'f> {
     m: &'m mut ModuleLowering<'a>,
     b: FunctionBuilder<'f>,
     entry: Def,
+    /// Whether calls in tail position may be tail calls (see `program::may_tail_call`).
+    tail_calls: bool,
     /// The Cranelift block of each continuation of the function (its entry included).
     blocks: FxHashMap<Def, Block>,
     /// Values of parameters and of scheduled defs (they dominate their uses).
@@ -1106,6 +1115,18 @@ impl<'m, 'a, 'f> FunctionLowering<'m, 'a, 'f> {
                     Some(r) => vec![r],
                     None => {
                         let f = self.func_ref(id);
+                        let tail = CallConv::Tail;
+                        if self.b.func.signature.call_conv == tail
+                            && self.b.func.dfg.signatures[self.b.func.dfg.ext_funcs[f].signature]
+                                .call_conv
+                                == tail
+                            && self.tail_calls
+                            && program::is_tail_call(w, self.entry, callee, args)
+                        {
+                            // A guaranteed tail call: recursion through it takes no stack.
+                            self.b.ins().return_call(f, &call_args);
+                            return Ok(());
+                        }
                         let inst = self.b.ins().call(f, &call_args);
                         self.b.inst_results(inst).to_vec()
                     }

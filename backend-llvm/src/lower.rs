@@ -174,6 +174,10 @@ impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {
                     Linkage::Internal
                 };
                 let f = self.module.add_function(name, fty, Some(linkage));
+                if !w.is_external(k) && !self.program.address_taken.contains(&k) {
+                    // Only ever called directly: the convention that guarantees tail calls.
+                    f.set_call_conventions(TAILCC);
+                }
                 for (key, value) in [
                     ("target-cpu", target.cpu),
                     ("target-features", target.features),
@@ -223,11 +227,13 @@ impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {
         let dom = DomTree::compute(&cfg);
         let schedule = Schedule::compute(self.w, &scope, &cfg, &dom, Placement::Late);
         let prologue = self.ctx.append_basic_block(func, "prologue");
+        let tail_calls = program::may_tail_call(self.w, &scope);
         let mut fl = FunctionLowering {
             m: self,
             builder,
             func,
             entry: f,
+            tail_calls,
             prologue,
             blocks: FxHashMap::default(),
             phis: FxHashMap::default(),
@@ -351,6 +357,8 @@ struct FunctionLowering<'m, 'a, 'ctx> {
     builder: Builder<'ctx>,
     func: FunctionValue<'ctx>,
     entry: Def,
+    /// Whether calls in tail position may be tail calls (see `program::may_tail_call`).
+    tail_calls: bool,
     prologue: BasicBlock<'ctx>,
     blocks: FxHashMap<Def, BasicBlock<'ctx>>,
     /// The phis of each block, one per parameter (`None` for `mem`).
@@ -1229,7 +1237,25 @@ impl<'m, 'a, 'ctx> FunctionLowering<'m, 'a, 'ctx> {
                     None => self.m.math_intrinsic(name, &sig).unwrap_or(*f),
                     Some(_) => *f,
                 };
-                self.builder.build_call(f, &call_args, "").map_err(llvm)?
+                let site = self.builder.build_call(f, &call_args, "").map_err(llvm)?;
+                site.set_call_convention(f.get_call_conventions());
+                if f.get_call_conventions() == TAILCC
+                    && self.func.get_call_conventions() == TAILCC
+                    && self.tail_calls
+                    && program::is_tail_call(w, self.entry, callee, args)
+                {
+                    // A guaranteed tail call: recursion through it takes no stack.
+                    site.set_tail_call_kind(
+                        inkwell::llvm_sys::LLVMTailCallKind::LLVMTailCallKindMustTail,
+                    );
+                    match site.try_as_basic_value().basic() {
+                        Some(v) => self.builder.build_return(Some(&v)),
+                        None => self.builder.build_return(None),
+                    }
+                    .map_err(llvm)?;
+                    return Ok(());
+                }
+                site
             }
             None => {
                 let fty = self.m.types.function(w, &sig)?;
@@ -1277,6 +1303,10 @@ impl<'m, 'a, 'ctx> FunctionLowering<'m, 'a, 'ctx> {
         self.jump(ret_point, &[], &ret_vals)
     }
 }
+
+/// LLVM's `tailcc`: like `fastcc`, and calls in tail position marked `musttail` are
+/// guaranteed tail calls even when the two prototypes differ.
+const TAILCC: u32 = 18;
 
 /// The pointee of an effect's result type, or an internal error.
 fn effect_pointee(w: &World, ty: Type) -> R<Type> {

@@ -22,6 +22,9 @@ pub struct Program {
     /// jumps to it are branches (a loop that uses nothing of its function is a loop of
     /// that function, not a function calling itself).
     pub blocks: FxHashMap<Def, Vec<Def>>,
+    /// The continuations used as values (whose address a back end takes); the others are
+    /// only ever jumped to, so a back end may give them a calling convention of its own.
+    pub address_taken: FxHashSet<Def>,
 }
 
 impl Program {
@@ -71,24 +74,26 @@ pub fn collect(w: &World) -> Program {
             imports.push(k);
         }
     }
-    let blocks = absorb_blocks(w, &conts, &mut functions, &free);
+    let (blocks, address_taken) = absorb_blocks(w, &conts, &mut functions, &free);
     Program {
         functions,
         imports,
         globals,
         free,
         blocks,
+        address_taken,
     }
 }
 
 /// Moves the closed continuations among `functions` that can be blocks of another function
-/// into that function's block list (see [`Program::blocks`]).
+/// into that function's block list (see [`Program::blocks`]); returns those lists and the
+/// continuations used as values.
 fn absorb_blocks(
     w: &World,
     conts: &[Def],
     functions: &mut Vec<Def>,
     free: &FreeParams,
-) -> FxHashMap<Def, Vec<Def>> {
+) -> (FxHashMap<Def, Vec<Def>>, FxHashSet<Def>) {
     // Who jumps to each continuation, and which are used as values.
     let mut jumpers: FxHashMap<Def, Vec<Def>> = FxHashMap::default();
     let mut valued: FxHashSet<Def> = FxHashSet::default();
@@ -179,7 +184,7 @@ fn absorb_blocks(
         }
     }
     functions.retain(|k| !absorbed.contains(k));
-    blocks
+    (blocks, valued)
 }
 
 /// The shape of a continuation type called as a function: which parameters carry values,
@@ -276,6 +281,36 @@ pub fn computed_defs(w: &World, scheduled: &[Def], is_block: impl Fn(Def) -> boo
             _ => true,
         })
         .collect()
+}
+
+/// Whether the function of `scope` may end in tail calls: it allocates nothing on its
+/// stack (`slot`), whose memory a callee reached through a pointer would find freed.
+pub fn may_tail_call(w: &World, scope: &Scope) -> bool {
+    !scope.defs().iter().any(|&d| w.node(d) == Node::Slot)
+}
+
+/// Whether a jump from function `caller` to `callee` with `args` is a tail call: the
+/// callee returns where the caller returns (its return point is the caller's own), or
+/// neither returns. A back end makes such calls guaranteed tail calls where the two agree
+/// on a calling convention, so that recursion through them runs in constant stack space.
+pub fn is_tail_call(w: &World, caller: Def, callee: Def, args: &[Def]) -> bool {
+    let returns = |k: Def| {
+        param_types(w, k)
+            .last()
+            .is_some_and(|&t| matches!(w.kind(t), TypeKind::Cont(_)))
+    };
+    let Some(sig) = Signature::of(w, w.type_of(callee)) else {
+        return false;
+    };
+    match (sig.ret.is_some(), args.last()) {
+        (true, Some(&r)) => {
+            w.node(r) == Node::Param(param_types(w, caller).len() as u32 - 1)
+                && w.ops(r)[0] == caller
+                && returns(caller)
+        }
+        (false, _) => !returns(caller),
+        _ => false,
+    }
 }
 
 /// What a back end does to get the value of a def it has not computed yet.
