@@ -12,6 +12,8 @@
 //!   diff before committing it.
 //! - `tests/lang/warn/NAME.art`: `durin check` must exit with 0, and its standard error
 //!   (the warnings) must equal `tests/lang/warn/NAME.err`, blessed the same way.
+//! - `tests/lang/trap/NAME.art`: `durin run --backend interp` must exit with 1 and name the
+//!   run-time error of the file's `// error:` line.
 
 mod common;
 
@@ -236,6 +238,32 @@ fn partial_evaluation_gives_the_expected_ir() {
 #[test]
 fn rejected_programs_give_the_expected_diagnostics() {
     snapshots("fail", 1, 40);
+}
+
+/// `tests/lang/trap/*.art` fail at run time in the interpreter, with exit code 1 and the
+/// message of their `// error:` line: the memory errors native code would not catch.
+#[test]
+fn the_interpreter_catches_memory_errors() {
+    let files = files("trap");
+    assert!(
+        files.len() >= 3,
+        "expected at least 3 programs, found {}",
+        files.len()
+    );
+    for path in files {
+        let src = std::fs::read_to_string(&path).expect("readable test file");
+        let want = header(&src, "// error:").expect("an `// error:` line");
+        for level in ["-O0", "-O2"] {
+            let out = durin(&["run", "--backend", "interp", level], &path, &[]);
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(1), "{}: {err}", path.display());
+            assert!(
+                err.contains(want),
+                "{} {level}: want `{want}` in\n{err}",
+                path.display()
+            );
+        }
+    }
 }
 
 #[test]

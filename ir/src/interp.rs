@@ -116,6 +116,18 @@ impl Default for Limits {
 struct Block {
     value: Value,
     writable: bool,
+    /// How the block was made, and whether `release` freed it.
+    state: BlockState,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum BlockState {
+    /// A slot, a global or the program's arguments: never released.
+    Fixed,
+    /// Memory from the runtime's `alloc`, not yet released.
+    Heap,
+    /// Memory from `alloc` after its `release`.
+    Released,
 }
 
 /// An error before it is named: the def and the message.
@@ -649,7 +661,11 @@ impl Interp<'_, '_> {
     }
 
     fn new_block(&mut self, value: Value, writable: bool) -> Pointer {
-        self.blocks.push(Block { value, writable });
+        self.blocks.push(Block {
+            value,
+            writable,
+            state: BlockState::Fixed,
+        });
         Pointer {
             block: self.blocks.len() as u32 - 1,
             path: Rc::new([]),
@@ -668,7 +684,11 @@ impl Interp<'_, '_> {
     }
 
     fn read(&self, p: &Pointer) -> Result<Value, String> {
-        let mut v = &self.blocks[p.block as usize].value;
+        let block = &self.blocks[p.block as usize];
+        if block.state == BlockState::Released {
+            return Err(USE_AFTER_RELEASE.into());
+        }
+        let mut v = &block.value;
         for &i in p.path.iter() {
             v = match v {
                 Value::Agg(e) => e.get(i as usize).ok_or_else(|| out_of_bounds(i, e.len()))?,
@@ -680,6 +700,9 @@ impl Interp<'_, '_> {
 
     fn write(&mut self, p: &Pointer, new: Value) -> Result<(), String> {
         let block = &mut self.blocks[p.block as usize];
+        if block.state == BlockState::Released {
+            return Err(USE_AFTER_RELEASE.into());
+        }
         if !block.writable {
             return Err("store to an immutable global".into());
         }
@@ -779,9 +802,26 @@ impl Interp<'_, '_> {
                 }
                 let value = Value::Agg(Rc::new(vec![Value::Undef; size as usize]));
                 let p = self.new_block(value, true);
+                self.blocks[p.block as usize].state = BlockState::Heap;
                 return Ok(vec![Value::Ptr(p)]);
             }
-            "release" | "release_host" => {}
+            "release" | "release_host" => {
+                let p = match args.get(1) {
+                    // Releasing nothing is allowed, as `free(NULL)` is.
+                    Some(Value::Undef) => return Ok(Vec::new()),
+                    _ => ptr(1)?,
+                };
+                let block = &mut self.blocks[p.block as usize];
+                match block.state {
+                    BlockState::Heap if p.path.iter().all(|&i| i == 0) => {
+                        block.state = BlockState::Released;
+                        // The cells are gone: the memory holds nothing any more.
+                        block.value = Value::Undef;
+                    }
+                    BlockState::Released => return Err("memory released twice".into()),
+                    _ => return Err("release of memory that `alloc` did not return".into()),
+                }
+            }
             "copy" => {
                 let (src, src_off, dst, dst_off, size) = (ptr(1)?, bits(2)?, ptr(4)?, bits(5)?, bits(6)?);
                 for i in 0..size {
@@ -950,6 +990,9 @@ fn holds_closure(v: &Value) -> bool {
         _ => false,
     }
 }
+
+/// The message of an access to released memory.
+const USE_AFTER_RELEASE: &str = "use of memory after its `release`";
 
 fn out_of_bounds(i: u64, n: usize) -> String {
     format!("out-of-bounds access: index {i} of {n} elements")
