@@ -131,6 +131,23 @@ fn bad_build_requests_are_errors_with_messages() {
             "unknown CPU `pentium9000`",
         ),
         (vec!["-o", "/nonexistent/dir/m.o"], "cannot write"),
+        (
+            vec!["--cpu", "pentium", "-o", &obj],
+            "the CPU `pentium` has no 64-bit mode",
+        ),
+        (
+            vec!["--cpu", "i386", "-o", &obj],
+            "the CPU `i386` has no 64-bit mode",
+        ),
+        (vec!["-o", "/dev/full"], "cannot write /dev/full: No space left"),
+        (
+            vec!["--emit", "asm", "-o", "/dev/full"],
+            "cannot write /dev/full: No space left",
+        ),
+        (
+            vec!["--emit", "llvm-ir", "-o", "/dev/full"],
+            "cannot write /dev/full: No space left",
+        ),
     ] {
         let out = durin(&[&["build", lib][..], &args].concat());
         let stderr = String::from_utf8_lossy(&out.stderr);

@@ -129,6 +129,11 @@ fn machine(opts: &Options) -> Result<(TargetMachine, String, String)> {
             "unknown CPU `{cpu}` (LLVM 19 knows x86 CPUs such as `x86-64`, `x86-64-v3`, `skylake`, `znver4`; `native` is this machine's)"
         )));
     }
+    if is_32_bit_only(&cpu) {
+        return Err(Diagnostic::error_at(None, format!(
+            "the CPU `{cpu}` has no 64-bit mode, and durin generates x86-64 code (use `x86-64` for the oldest 64-bit x86 CPUs)"
+        )));
+    }
     let tm = target
         .create_target_machine(
             &triple,
@@ -140,6 +145,50 @@ fn machine(opts: &Options) -> Result<(TargetMachine, String, String)> {
         )
         .ok_or_else(|| Diagnostic::error_at(None, format!("LLVM does not know the CPU `{cpu}`")))?;
     Ok((tm, cpu, features))
+}
+
+/// Whether the x86 CPU `cpu` (one LLVM 19 knows) lacks the 64-bit mode; LLVM aborts when
+/// asked for x86-64 code for one.
+fn is_32_bit_only(cpu: &str) -> bool {
+    const CPUS: &[&str] = &[
+        "athlon",
+        "athlon-4",
+        "athlon-mp",
+        "athlon-tbird",
+        "athlon-xp",
+        "c3",
+        "c3-2",
+        "geode",
+        "i386",
+        "i486",
+        "i586",
+        "i686",
+        "k6",
+        "k6-2",
+        "k6-3",
+        "lakemont",
+        "pentium",
+        "pentium-m",
+        "pentium-mmx",
+        "pentium2",
+        "pentium3",
+        "pentium3m",
+        "pentium4",
+        "pentium4m",
+        "pentium_4",
+        "pentium_ii",
+        "pentium_iii",
+        "pentium_iii_no_xmm_regs",
+        "pentium_m",
+        "pentium_mmx",
+        "pentium_pro",
+        "pentiumpro",
+        "prescott",
+        "winchip-c6",
+        "winchip2",
+        "yonah",
+    ];
+    CPUS.contains(&cpu)
 }
 
 /// Whether LLVM 19's x86 target knows `cpu` (LLVM itself accepts any name, warns on
@@ -319,18 +368,23 @@ impl<'ctx> Compiled<'ctx> {
     /// Writes the module as `what` to `path`.
     pub fn emit(&mut self, what: Emit, path: &Path) -> Result<()> {
         let t = Instant::now();
-        let r = match what {
-            Emit::LlvmIr => self.module.print_to_file(path).map_err(|e| e.to_string()),
-            Emit::Object => self
-                .machine
-                .write_to_file(&self.module, FileType::Object, path)
-                .map_err(|e| e.to_string()),
-            Emit::Assembly => self
-                .machine
-                .write_to_file(&self.module, FileType::Assembly, path)
-                .map_err(|e| e.to_string()),
+        // Written to memory first: LLVM aborts the process on a failed write to a file.
+        let bytes = match what {
+            Emit::LlvmIr => Ok(self.module.print_to_string().to_bytes().to_vec()),
+            Emit::Object | Emit::Assembly => {
+                let kind = if what == Emit::Object {
+                    FileType::Object
+                } else {
+                    FileType::Assembly
+                };
+                self.machine
+                    .write_to_memory_buffer(&self.module, kind)
+                    .map(|b| b.as_slice().to_vec())
+                    .map_err(|e| e.to_string())
+            }
         };
         self.timings.codegen = t.elapsed();
+        let r = bytes.and_then(|b| std::fs::write(path, b).map_err(|e| e.to_string()));
         r.map_err(|e| Diagnostic::error_at(None, format!("cannot write {}: {e}", path.display())))
     }
 
