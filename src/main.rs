@@ -192,6 +192,12 @@ fn options(c: CompileArgs, default_level: u8) -> Options {
 }
 
 fn main() -> ExitCode {
+    // A panic is a bug in durin: say so, and exit with a status of its own.
+    std::panic::set_hook(Box::new(|info| {
+        eprintln!("error: internal compiler error: {info}");
+        eprintln!("  note: this is a bug in durin; please report it with the program and the command line");
+        std::process::exit(durin_driver::EXIT_INTERNAL_ERROR.into());
+    }));
     let cli = Cli::parse();
     let (mut stdout, mut stderr) = (std::io::stdout(), std::io::stderr());
     macro_rules! session {

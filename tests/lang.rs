@@ -12,7 +12,7 @@
 //!   diff before committing it.
 //! - `tests/lang/warn/NAME.art`: `durin check` must exit with 0, and its standard error
 //!   (the warnings) must equal `tests/lang/warn/NAME.err`, blessed the same way.
-//! - `tests/lang/trap/NAME.art`: `durin run --backend interp` must exit with 1 and name the
+//! - `tests/lang/trap/NAME.art`: `durin run --backend interp` must exit with 101 and name the
 //!   run-time error of the file's `// error:` line.
 
 mod common;
@@ -240,10 +240,10 @@ fn rejected_programs_give_the_expected_diagnostics() {
     snapshots("fail", 1, 40);
 }
 
-/// `tests/lang/trap/*.art` fail at run time in the interpreter, with exit code 1 and the
+/// `tests/lang/trap/*.art` fail at run time in the interpreter, with exit code 101 and the
 /// message of their `// error:` line: the memory errors native code would not catch.
 #[test]
-fn the_interpreter_catches_memory_errors() {
+fn run_time_errors_stop_the_program_with_exit_status_101() {
     let files = files("trap");
     assert!(
         files.len() >= 3,
@@ -256,12 +256,30 @@ fn the_interpreter_catches_memory_errors() {
         for level in ["-O0", "-O2"] {
             let out = durin(&["run", "--backend", "interp", level], &path, &[]);
             let err = String::from_utf8_lossy(&out.stderr);
-            assert_eq!(out.status.code(), Some(1), "{}: {err}", path.display());
+            assert_eq!(out.status.code(), Some(101), "{}: {err}", path.display());
             assert!(
                 err.contains(want),
                 "{} {level}: want `{want}` in\n{err}",
                 path.display()
             );
+        }
+        // Errors native code catches too, with the same exit status.
+        if let Some(want) = header(&src, "// native-error:") {
+            for backend in ["llvm", "cranelift"] {
+                let out = durin(&["run", "--backend", backend], &path, &[]);
+                let err = String::from_utf8_lossy(&out.stderr);
+                assert_eq!(
+                    out.status.code(),
+                    Some(101),
+                    "{} {backend}: {err}",
+                    path.display()
+                );
+                assert!(
+                    err.contains(want),
+                    "{} {backend}: want `{want}` in\n{err}",
+                    path.display()
+                );
+            }
         }
     }
 }

@@ -139,7 +139,10 @@ fn bad_build_requests_are_errors_with_messages() {
             vec!["--cpu", "i386", "-o", &obj],
             "the CPU `i386` has no 64-bit mode",
         ),
-        (vec!["-o", "/dev/full"], "cannot write /dev/full: No space left"),
+        (
+            vec!["-o", "/dev/full"],
+            "cannot write /dev/full: No space left",
+        ),
         (
             vec!["--emit", "asm", "-o", "/dev/full"],
             "cannot write /dev/full: No space left",

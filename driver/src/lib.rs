@@ -22,6 +22,15 @@ pub use native::Emit;
 pub use runtime_lib::{runtime_library, SYSTEM_LIBS};
 pub use session::{Compiled, Failed, Session};
 
+/// The exit status of a program stopped by a run-time error (a division by zero, a failed
+/// allocation, a memory error the interpreter catches): the same for native code (the
+/// runtime's `durin_runtime_error`) and the interpreter.
+pub const EXIT_RUNTIME_ERROR: u8 = 101;
+
+/// The exit status of `durin` when it fails by a bug of its own (an internal compiler
+/// error), distinct from a rejected program (1) and a program's run-time error.
+pub const EXIT_INTERNAL_ERROR: u8 = 70;
+
 use durin_diag::Diagnostic;
 use durin_passes::PrintAfter;
 

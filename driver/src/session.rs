@@ -166,8 +166,13 @@ impl<'io> Session<'io> {
                 t.elapsed().as_secs_f64() * 1e3
             ));
         }
-        let results = result
-            .map_err(|e| self.fail(error(format!("run-time error in `main`: {}", e.message))))?;
+        let results = match result {
+            Ok(results) => results,
+            Err(e) => {
+                self.fail(error(format!("run-time error in `main`: {}", e.message)));
+                return Ok(crate::EXIT_RUNTIME_ERROR);
+            }
+        };
         Ok(match results.first() {
             Some(interp::Value::Bits(b)) => *b as u8,
             _ => 0,
