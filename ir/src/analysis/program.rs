@@ -142,11 +142,32 @@ fn absorb_blocks(
                 .iter()
                 .any(|&t| matches!(w.kind(t), TypeKind::Cont(_)))
     };
-    // The function each continuation belongs to, growing as blocks are absorbed.
+    // The function each continuation belongs to, growing as blocks are absorbed: a closed
+    // continuation is its own; another belongs where the owner of a parameter it uses
+    // does (one pass over the free parameters, not a scope per function).
     let mut owner: FxHashMap<Def, Def> = FxHashMap::default();
-    for &f in functions.iter() {
-        for &k in Scope::compute_with(w, f, free).continuations() {
-            owner.insert(k, f);
+    for &k in conts {
+        let mut chain = vec![k];
+        let root = loop {
+            let c = *chain.last().expect("not empty");
+            if let Some(&o) = owner.get(&c) {
+                break Some(o);
+            }
+            match free.of(c).first() {
+                None => break Some(c),
+                Some(&p) => {
+                    let up = w.ops(p)[0];
+                    if chain.contains(&up) {
+                        break None;
+                    }
+                    chain.push(up);
+                }
+            }
+        };
+        if let Some(o) = root {
+            for c in chain {
+                owner.insert(c, o);
+            }
         }
     }
     let mut blocks: FxHashMap<Def, Vec<Def>> = FxHashMap::default();
@@ -158,18 +179,18 @@ fn absorb_blocks(
             if absorbed.contains(&b) || !candidate(b) {
                 continue;
             }
-            let mut owners = jumpers
+            // Every jumper's owner must be known, and one function other than `b`.
+            let owners: Option<FxHashSet<Def>> = jumpers
                 .get(&b)
                 .into_iter()
                 .flatten()
-                .filter_map(|c| owner.get(c).copied())
-                .filter(|&o| o != b);
-            let Some(f) = owners.next() else {
-                continue;
+                .map(|c| owner.get(c).copied())
+                .filter(|&o| o != Some(b))
+                .collect();
+            let f = match owners {
+                Some(os) if os.len() == 1 => *os.iter().next().expect("one"),
+                _ => continue,
             };
-            if owners.any(|o| o != f) {
-                continue;
-            }
             // `b`, what it owns and the blocks it absorbed now belong to `f`.
             absorbed.insert(b);
             for o in owner.values_mut() {
