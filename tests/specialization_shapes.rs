@@ -100,7 +100,11 @@ fn define(g: &Gen, defs: &mut String, next: &mut usize) -> String {
         Gen::Step { unrolled } => {
             let name = format!("g{}", *next);
             *next += 1;
-            let step = if *unrolled { "unroll_step" } else { "range_step" };
+            let step = if *unrolled {
+                "unroll_step"
+            } else {
+                "range_step"
+            };
             let _ = writeln!(
                 defs,
                 "fn @{name}(body: fn(i32) -> ()) -> fn(i32, i32) -> () {{\n    \
@@ -169,7 +173,11 @@ impl Shape {
         let work = match self.body {
             Body::Inline => format!("    for y in {outer}(0, n) {{\n        {point}\n    }}\n"),
             Body::LocalAt | Body::Local => {
-                let at = if matches!(self.body, Body::LocalAt) { "@" } else { "" };
+                let at = if matches!(self.body, Body::LocalAt) {
+                    "@"
+                } else {
+                    ""
+                };
                 format!(
                     "    fn {at}point(y: i32) -> () {{\n        {point}\n    }}\n    \
                      for y in {outer}(0, n) {{ point(y) }}\n"
@@ -215,7 +223,10 @@ fn interpret(source: &str, level: u8) -> Result<String, String> {
     let dir = std::env::temp_dir().join(format!("durin-shapes-{}", std::process::id()));
     std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
     static NEXT: AtomicUsize = AtomicUsize::new(0);
-    let file = dir.join(format!("shape-{}.art", NEXT.fetch_add(1, Ordering::Relaxed)));
+    let file = dir.join(format!(
+        "shape-{}.art",
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    ));
     std::fs::write(&file, source).map_err(|e| e.to_string())?;
     let options = Options {
         target: Target::Cpu,

@@ -43,13 +43,21 @@ impl Session<'_> {
             Err(d) => return Err(fail(self, format!("error: {d}"))),
         };
         let t = Instant::now();
-        let mut world = text::parse(&src).map_err(|e| fail(self, format!("{name}:{e}")))?;
+        let (mut world, places) = text::parse_placed(&src, text::ParseOptions::default())
+            .map_err(|e| fail(self, format!("{name}:{e}")))?;
         self.step("parse", t, time);
         let t = Instant::now();
         if let Err(errors) = verify::verify(&world) {
             let mut msg = String::new();
             for e in &errors {
-                msg.push_str(&format!("{name}: error: {e}\n"));
+                let line = match e.subject {
+                    verify::Subject::Def(d) => places.def_line(d),
+                    verify::Subject::Struct(t) => places.struct_line(t),
+                };
+                match line {
+                    Some(line) => msg.push_str(&format!("{name}:{line}: error: {e}\n")),
+                    None => msg.push_str(&format!("{name}: error: {e}\n")),
+                }
             }
             msg.push_str(&format!("{} verifier error(s)", errors.len()));
             return Err(fail(self, msg));

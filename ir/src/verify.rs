@@ -35,6 +35,17 @@ pub struct VerifyError {
     pub message: String,
     /// The def's statement in the text form, for computed defs.
     pub context: Option<String>,
+    /// What is wrong, as an object (to find its place in a source).
+    pub subject: Subject,
+}
+
+/// The def or type a [`VerifyError`] is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Subject {
+    /// A def.
+    Def(Def),
+    /// A struct type.
+    Struct(Type),
 }
 
 impl fmt::Display for VerifyError {
@@ -69,6 +80,7 @@ pub fn verify(w: &World) -> Result<(), Vec<VerifyError>> {
             at,
             message,
             context,
+            subject: Subject::Def(d),
         });
     };
     // Every live def: nominals, their operands, transitively (not through nominals twice).
@@ -165,6 +177,7 @@ pub fn verify(w: &World) -> Result<(), Vec<VerifyError>> {
                 at: format!("struct {name}"),
                 message: "contains itself by value".into(),
                 context: None,
+                subject: Subject::Struct(s),
             });
         }
     }

@@ -24,7 +24,7 @@ mod print;
 
 pub use names::Layout;
 pub(crate) use parse::literal_bits;
-pub use parse::{parse, parse_with, ParseError, ParseOptions};
+pub use parse::{parse, parse_placed, parse_with, ParseError, ParseOptions, Places};
 pub(crate) use print::statement_text;
 pub use print::{print, print_def};
 

@@ -69,6 +69,32 @@ pub fn parse(src: &str) -> Result<World, ParseError> {
 
 /// Parses IR text into a new world.
 pub fn parse_with(src: &str, options: ParseOptions) -> Result<World, ParseError> {
+    parse_placed(src, options).map(|(w, _)| w)
+}
+
+/// Where the items of an IR text are defined: 1-based lines of continuations, parameters,
+/// globals, statements and structs (a statement that normalization merged with an
+/// earlier equal one has the earlier one's line).
+#[derive(Clone, Debug, Default)]
+pub struct Places {
+    defs: FxHashMap<Def, usize>,
+    structs: FxHashMap<Type, usize>,
+}
+
+impl Places {
+    /// The line that defines `d`.
+    pub fn def_line(&self, d: Def) -> Option<usize> {
+        self.defs.get(&d).copied()
+    }
+
+    /// The line that defines the struct type `t`.
+    pub fn struct_line(&self, t: Type) -> Option<usize> {
+        self.structs.get(&t).copied()
+    }
+}
+
+/// Parses IR text into a new world, and says where each item is defined.
+pub fn parse_placed(src: &str, options: ParseOptions) -> Result<(World, Places), ParseError> {
     let toks = lex(src).map_err(|(at, m)| ParseError::at(src, at, m))?;
     let items = Parser {
         toks,
@@ -79,11 +105,29 @@ pub fn parse_with(src: &str, options: ParseOptions) -> Result<World, ParseError>
     .map_err(|(at, m)| ParseError::at(src, at, m))?;
     let mut w = World::new();
     w.set_normalize(options.normalize);
-    Builder::new(&mut w)
+    let offsets = Builder::new(&mut w)
         .build(&items)
         .map_err(|(at, m)| ParseError::at(src, at, m))?;
     w.set_normalize(true);
-    Ok(w)
+    // Byte offsets to lines, by binary search in the lines' starts.
+    let mut starts = vec![0usize];
+    starts.extend(src.match_indices('\n').map(|(i, _)| i + 1));
+    let line = |at: usize| starts.partition_point(|&s| s <= at);
+    let mut places = Places::default();
+    for (d, at) in offsets.defs {
+        places.defs.entry(d).or_insert(line(at));
+    }
+    for (t, at) in offsets.structs {
+        places.structs.insert(t, line(at));
+    }
+    Ok((w, places))
+}
+
+/// Byte offsets of what [`Builder::build`] defined.
+#[derive(Default)]
+struct Offsets {
+    defs: Vec<(Def, usize)>,
+    structs: Vec<(Type, usize)>,
 }
 
 type PResult<T> = Result<T, (usize, String)>;
@@ -489,7 +533,7 @@ impl<'w, 'a> Builder<'w, 'a> {
         }
     }
 
-    fn build(mut self, items: &'a [Item]) -> PResult<()> {
+    fn build(mut self, items: &'a [Item]) -> PResult<Offsets> {
         // Structs first: their names may be used by any type.
         for item in items {
             if let Item::Struct { name, pos, .. } = item {
@@ -593,7 +637,37 @@ impl<'w, 'a> Builder<'w, 'a> {
                     .map_err(|e| (at, format!("invalid jump: {e}")))?;
             }
         }
-        Ok(())
+        Ok(self.offsets(items))
+    }
+
+    /// Where each item and statement was defined (statements before the items they are
+    /// in, so that a merged statement keeps its first line).
+    fn offsets(&mut self, items: &[Item]) -> Offsets {
+        let mut o = Offsets::default();
+        for (s, slot) in self.stmts.values() {
+            if let Slot::Done(d) = slot {
+                o.defs.push((*d, s.pos));
+            }
+        }
+        for item in items {
+            match item {
+                Item::Struct { name, pos, .. } => o.structs.push((self.structs[name], *pos)),
+                Item::Global { name, pos, .. } => {
+                    if let Some(&g) = self.nominals.get(name) {
+                        o.defs.push((g, *pos));
+                    }
+                }
+                Item::Cont(c) => {
+                    let k = self.nominals[&c.name];
+                    o.defs.push((k, c.pos));
+                    for (i, (_, at, _)) in c.params.iter().enumerate() {
+                        o.defs.push((self.w.param(k, i), *at));
+                    }
+                }
+                Item::Stmt(_) => {}
+            }
+        }
+        o
     }
 
     fn define_nominal(&mut self, name: &str, at: usize, d: Def) -> PResult<()> {
@@ -834,5 +908,31 @@ pub(crate) fn literal_bits(w: &World, ty: Type, text: &str) -> Result<u64, Strin
             }
         },
         _ => Err(bad()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn places_give_the_defining_line_of_every_item() {
+        let src = "; a comment\n\
+                   struct P { x: i32 }\n\
+                   extern cont @main(%m: mem, %a: i32,\n    %ret: cn(mem, i32)) {\n\
+                   \x20   %b: i32 = add(%a, 1:i32)\n\
+                   \x20   jump @next(%m, %b)\n}\n\
+                   cont @next(%n: mem, %c: i32) {\n    jump %ret(%n, %c)\n}\n";
+        let (mut w, places) = parse_placed(src, ParseOptions::default()).expect("valid text");
+        let main = w.continuations().find(|&k| w.is_external(k)).expect("main");
+        assert_eq!(places.def_line(main), Some(3));
+        assert_eq!(places.def_line(w.param(main, 2)), Some(4));
+        let Some((next, args)) = w.body(main) else {
+            panic!("main has a body")
+        };
+        assert_eq!(places.def_line(next), Some(8));
+        assert_eq!(places.def_line(args[1]), Some(5));
+        let p = w.types().structs().next().expect("struct P");
+        assert_eq!(places.struct_line(p), Some(2));
     }
 }
