@@ -115,40 +115,7 @@ pub fn lower(prog: &mut Program, diags: &mut Vec<Diagnostic>) -> Lowered {
     Lowered { world: w, main }
 }
 
-/// The size and alignment of a value of IR type `t` in memory (C layout).
-pub fn size_align(w: &World, t: Type) -> (u64, u64) {
-    match w.kind(t).clone() {
-        TypeKind::Bool => (1, 1),
-        TypeKind::Int { bits, .. } | TypeKind::Float { bits } => {
-            ((bits / 8) as u64, (bits / 8) as u64)
-        }
-        TypeKind::Ptr { .. } | TypeKind::Cont(_) => (8, 8),
-        TypeKind::Array { elem, len } => {
-            let (s, a) = size_align(w, elem);
-            (s * len.unwrap_or(0), a)
-        }
-        TypeKind::Tuple(ts) => layout(w, &ts),
-        TypeKind::Struct(_) => {
-            let ts: Vec<Type> = w
-                .types()
-                .struct_decl(t)
-                .map(|d| d.fields.iter().map(|(_, t)| *t).collect())
-                .unwrap_or_default();
-            layout(w, &ts)
-        }
-        _ => (0, 1),
-    }
-}
-
-fn layout(w: &World, ts: &[Type]) -> (u64, u64) {
-    let (mut size, mut align) = (0u64, 1u64);
-    for &t in ts {
-        let (s, a) = size_align(w, t);
-        size = size.div_ceil(a) * a + s;
-        align = align.max(a);
-    }
-    (size.div_ceil(align) * align, align)
-}
+pub use durin_ir::layout::size_align;
 
 fn space(n: u32) -> AddrSpace {
     match n {

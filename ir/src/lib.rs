@@ -17,6 +17,7 @@ pub mod dot;
 pub mod equiv;
 pub mod interp;
 pub mod launch;
+pub mod layout;
 pub mod normalize;
 pub mod semantics;
 #[cfg(feature = "proptest")]
