@@ -2,7 +2,7 @@
 //! calls a `durin_driver::Session`, which writes diagnostics and output; nothing else.
 
 use clap::{Parser, Subcommand};
-use durin_driver::{Backend, Emit, IrAction, Options, Report, Session, Target};
+use durin_driver::{Backend, Emit, IrAction, Limits, Options, Report, Session, Target};
 use durin_passes::PrintAfter;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -110,9 +110,8 @@ enum Command {
         /// Target CPU for native code (default: the host's CPU and its features).
         #[arg(long, value_name = "NAME")]
         cpu: Option<String>,
-        /// Maximum number of jumps the interpreter may make.
-        #[arg(long, default_value_t = Options::default().interp_fuel)]
-        fuel: u64,
+        #[command(flatten)]
+        interp: InterpArgs,
         #[command(flatten)]
         compile: CompileArgs,
     },
@@ -159,9 +158,8 @@ enum Command {
         /// The continuation to run (default: the only external continuation with a body).
         #[arg(long, value_name = "NAME")]
         entry: Option<String>,
-        /// Maximum number of jumps the interpreter may make.
-        #[arg(long, default_value_t = Options::default().interp_fuel)]
-        fuel: u64,
+        #[command(flatten)]
+        interp: InterpArgs,
         /// Print the time taken by each step to standard error.
         #[arg(long)]
         time: bool,
@@ -170,6 +168,31 @@ enum Command {
         #[arg(long, value_name = "LIST")]
         passes: Option<String>,
     },
+}
+
+/// The interpreter's limits.
+#[derive(clap::Args)]
+struct InterpArgs {
+    /// Maximum number of jumps the interpreter may make.
+    #[arg(long, value_name = "N", default_value_t = Limits::default().fuel)]
+    fuel: u64,
+    /// Maximum number of bytes the interpreted program may have allocated at once.
+    #[arg(long, value_name = "BYTES", default_value_t = Limits::default().max_memory)]
+    interp_memory: u64,
+    /// Maximum number of continuation frames the interpreter keeps alive at once: the
+    /// depth of non-tail recursion (about 200 bytes each).
+    #[arg(long, value_name = "N", default_value_t = Limits::default().max_frames)]
+    interp_frames: u64,
+}
+
+impl InterpArgs {
+    fn limits(&self) -> Limits {
+        Limits {
+            fuel: self.fuel,
+            max_memory: self.interp_memory,
+            max_frames: self.interp_frames,
+        }
+    }
 }
 
 /// The options of a compiling command; `default_level` is the command's `-O`.
@@ -227,13 +250,13 @@ fn main() -> ExitCode {
             args,
             backend,
             cpu,
-            fuel,
+            interp,
             compile,
         } => {
             let mut o = options(compile, 2);
             o.backend = backend.unwrap_or(o.backend);
             o.cpu = cpu;
-            o.interp_fuel = fuel;
+            o.interp = interp.limits();
             session!(o).run(&files, &args)
         }
         Command::Build {
@@ -254,12 +277,12 @@ fn main() -> ExitCode {
             dot,
             run,
             entry,
-            fuel,
+            interp,
             time,
             passes,
         } => {
             let o = Options {
-                interp_fuel: fuel,
+                interp: interp.limits(),
                 time,
                 ..Options::default()
             };

@@ -1,7 +1,7 @@
 //! `durin ir`: a textual IR file read, verified, transformed, and printed, drawn or run.
 
 use crate::session::{Failed, Session};
-use durin_ir::interp::{self, Limits};
+use durin_ir::interp;
 use durin_ir::{text, verify, Def, World};
 use durin_passes::{Config, PassContext, Pipeline, RunOptions};
 use std::path::Path;
@@ -130,10 +130,7 @@ impl Session<'_> {
             }
         }
         let t = Instant::now();
-        let limits = Limits {
-            fuel: self.options().interp_fuel,
-            ..Limits::default()
-        };
+        let limits = self.options().interp;
         let mut out = Vec::new();
         let result = interp::run_main(world, entry, &values, limits, &mut out);
         // What the program printed comes first, even if it then failed.

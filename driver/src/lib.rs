@@ -32,6 +32,7 @@ pub const EXIT_RUNTIME_ERROR: u8 = 101;
 pub const EXIT_INTERNAL_ERROR: u8 = 70;
 
 use durin_diag::Diagnostic;
+pub use durin_ir::interp::Limits;
 use durin_passes::PrintAfter;
 
 /// What the program's accelerator is (`--target`).
@@ -109,8 +110,8 @@ pub struct Options {
     pub cpu: Option<String>,
     /// GPU architecture for PTX (`sm_XY`).
     pub gpu_arch: String,
-    /// Jumps the interpreter may make.
-    pub interp_fuel: u64,
+    /// The interpreter's limits (jumps, memory, frames).
+    pub interp: durin_ir::interp::Limits,
 }
 
 impl Default for Options {
@@ -129,7 +130,7 @@ impl Default for Options {
             time: false,
             cpu: None,
             gpu_arch: "sm_90".into(),
-            interp_fuel: durin_ir::interp::Limits::default().fuel,
+            interp: durin_ir::interp::Limits::default(),
         }
     }
 }

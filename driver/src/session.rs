@@ -3,7 +3,7 @@
 use crate::{cuda, error, native, Backend, Emit, Options, Report, Target};
 use durin_diag::{render, Diagnostic, SourceMap};
 use durin_frontend::check::Program;
-use durin_ir::interp::{self, Limits};
+use durin_ir::interp;
 use durin_ir::{Def, World};
 use durin_passes::{Config, PassContext, Pipeline, RunOptions};
 use std::io::Write;
@@ -151,19 +151,18 @@ impl<'io> Session<'io> {
 
     fn interpret(&mut self, w: &World, main: Def, argv: &[String]) -> Result<u8, Failed> {
         let argv: Vec<Vec<u8>> = argv.iter().map(|a| a.as_bytes().to_vec()).collect();
-        let limits = Limits {
-            fuel: self.options.interp_fuel,
-            ..Limits::default()
-        };
+        let limits = self.options.interp;
         let t = Instant::now();
         let mut printed = Vec::new();
-        let result = interp::run_with_argv(w, main, &argv, limits, &mut printed);
+        let (result, jumps) = interp::run_with_argv_counted(w, main, &argv, limits, &mut printed);
         let _ = self.out.write_all(&printed);
         let _ = self.out.flush();
         if self.options.time {
+            let secs = t.elapsed().as_secs_f64();
             self.say(format_args!(
-                "     run: {:.3} ms",
-                t.elapsed().as_secs_f64() * 1e3
+                "     run: {:.3} ms ({jumps} jumps, {:.1} million per second)",
+                secs * 1e3,
+                jumps as f64 / secs.max(1e-9) / 1e6
             ));
         }
         let results = match result {

@@ -1,0 +1,829 @@
+//! The reference interpreter: runs any verified world, higher-order code included.
+//!
+//! Values of continuations are closures: a continuation together with the runs (frames)
+//! of the enclosing continuations whose parameters it uses ([`FreeParams`]). Each body is
+//! compiled once into a list of steps ([`code`]), so a jump costs a few array operations,
+//! not a walk of the graph. Effects are ordered by the `mem` token, which the interpreter
+//! checks: every effect must consume the newest token, so a program whose effects are not
+//! totally ordered by `mem` is an error, not a silent choice.
+//!
+//! Memory is blocks of bytes laid out as the native back ends lay them out
+//! ([`crate::layout`]); every access is bounds-checked (in elements, where it went through
+//! an array), and reading memory that was never written is an error ([`memory`]). Limits
+//! bound the jumps (fuel), the frames alive at once (the depth of non-tail recursion) and
+//! the bytes allocated. Errors are values ([`InterpError`]) and never panics; dropping a
+//! long chain of frames does not recurse.
+
+mod code;
+mod memory;
+mod runtime;
+
+pub use memory::Pointer;
+pub use runtime::format_general;
+
+use crate::analysis::free::FreeParams;
+use crate::def::{Def, Node};
+use crate::semantics::{self, Trap};
+use crate::text::Layout;
+use crate::types::{Type, TypeKind};
+use crate::world::World;
+use code::{Code, Jump, Memo, Op, Program};
+use memory::{BlockState, Memory, Shape};
+use std::cell::{Cell, RefCell};
+use std::fmt;
+use std::rc::Rc;
+
+/// A run-time value.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Value {
+    /// A `bool`, integer or float, as raw bits.
+    Bits(u64),
+    /// A `mem` token; the number orders effects.
+    Mem(u64),
+    /// A pointer into a memory block.
+    Ptr(Pointer),
+    /// A tuple, struct or definite array.
+    Agg(Rc<Vec<Value>>),
+    /// A continuation with the frames it captured.
+    Closure(Rc<Closure>),
+    /// The continuation that ends the run with its arguments.
+    Exit,
+    /// Undefined: bottom, or memory never written.
+    Undef,
+}
+
+/// A continuation value.
+pub struct Closure {
+    cont: Def,
+    env: Box<[Rc<Frame>]>,
+}
+
+impl fmt::Debug for Closure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Closure({:?})", self.cont)
+    }
+}
+
+impl PartialEq for Closure {
+    fn eq(&self, other: &Self) -> bool {
+        self.cont == other.cont
+            && self.env.len() == other.env.len()
+            && self
+                .env
+                .iter()
+                .zip(other.env.iter())
+                .all(|(a, b)| Rc::ptr_eq(a, b))
+    }
+}
+
+thread_local! {
+    /// Frames alive on this thread.
+    static FRAMES: Cell<u64> = const { Cell::new(0) };
+}
+
+/// One run of a continuation: its arguments, and the values remembered for the bodies of
+/// continuations nested in it.
+pub struct Frame {
+    /// When it started (frames of one run of the program are numbered in order).
+    seq: u64,
+    args: Vec<Value>,
+    memo: RefCell<Vec<Option<Value>>>,
+}
+
+impl Frame {
+    fn new(seq: u64, args: Vec<Value>, memo_len: u32) -> Frame {
+        FRAMES.with(|c| c.set(c.get() + 1));
+        Frame {
+            seq,
+            args,
+            memo: RefCell::new(vec![None; memo_len as usize]),
+        }
+    }
+}
+
+impl Drop for Frame {
+    /// Takes apart, in a loop, the frames and closures only this frame holds: a chain of
+    /// return continuations a million deep must not overflow the native stack.
+    fn drop(&mut self) {
+        FRAMES.with(|c| c.set(c.get() - 1));
+        let mut values: Vec<Value> = std::mem::take(&mut self.args);
+        values.extend(self.memo.get_mut().drain(..).flatten());
+        if !values.iter().any(|v| matches!(v, Value::Closure(_) | Value::Agg(_))) {
+            return;
+        }
+        let mut frames: Vec<Rc<Frame>> = Vec::new();
+        loop {
+            while let Some(v) = values.pop() {
+                match v {
+                    Value::Closure(c) => {
+                        if let Ok(mut c) = Rc::try_unwrap(c) {
+                            frames.extend(std::mem::take(&mut c.env).into_vec());
+                        }
+                    }
+                    Value::Agg(a) => {
+                        if let Ok(a) = Rc::try_unwrap(a) {
+                            values.extend(a);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            let Some(f) = frames.pop() else { break };
+            if let Ok(mut f) = Rc::try_unwrap(f) {
+                values.extend(std::mem::take(&mut f.args));
+                values.extend(f.memo.get_mut().drain(..).flatten());
+            }
+        }
+    }
+}
+
+/// Why a run failed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InterpError {
+    /// The def being evaluated, named as in the text form.
+    pub at: String,
+    /// What went wrong.
+    pub message: String,
+}
+
+impl fmt::Display for InterpError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.at, self.message)
+    }
+}
+
+impl std::error::Error for InterpError {}
+
+/// Bounds on a run.
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    /// Maximum number of jumps.
+    pub fuel: u64,
+    /// Maximum number of bytes allocated and not released (slots, globals, `alloc`).
+    pub max_memory: u64,
+    /// Maximum number of frames alive at once: continuation runs that a closure still
+    /// refers to, which is the depth of non-tail recursion.
+    pub max_frames: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            fuel: 100_000_000,
+            max_memory: 1 << 30,
+            max_frames: 1_000_000,
+        }
+    }
+}
+
+/// An error before it is named: the def and the message.
+type Fail = (Def, String);
+
+struct Interp<'w, 'o> {
+    w: &'w World,
+    prog: Rc<Program>,
+    memory: Memory,
+    globals: crate::def::DefMap<Pointer>,
+    /// Values of defs that depend on no parameter.
+    consts: Vec<Option<Value>>,
+    mem: u64,
+    limits: Limits,
+    /// Jumps made so far.
+    jumps: u64,
+    /// Frames started so far.
+    seq: u64,
+    /// Frames alive on this thread before the run.
+    frames_before: u64,
+    /// The random generator's state (SplitMix64, as the runtime's).
+    rng: u64,
+    /// What the program printed.
+    out: &'o mut Vec<u8>,
+}
+
+/// Runs `entry` with `args` (one value per parameter, `Value::Exit` for the continuation
+/// that receives the results) and returns the arguments passed to `Value::Exit`. What the
+/// program prints through the runtime's imports is appended to `out`.
+pub fn run(
+    w: &World,
+    entry: Def,
+    args: Vec<Value>,
+    limits: Limits,
+    out: &mut Vec<u8>,
+) -> Result<Vec<Value>, InterpError> {
+    let mut it = Interp::new(w, limits, out);
+    it.run(entry, args).map_err(|f| named(w, f))
+}
+
+/// An error with its def named as in the text form.
+fn named(w: &World, (d, message): Fail) -> InterpError {
+    let layout = Layout::compute(w);
+    let at = match w.node(d) {
+        Node::Lit(_) | Node::Bottom | Node::Launch => crate::text::print_def(w, &layout, d),
+        _ => layout.name(d).unwrap_or("?").to_string(),
+    };
+    InterpError { at, message }
+}
+
+impl<'w, 'o> Interp<'w, 'o> {
+    fn new(w: &'w World, limits: Limits, out: &'o mut Vec<u8>) -> Self {
+        let free = FreeParams::compute(w);
+        let prog = Program::compile(w, &free);
+        Interp {
+            out,
+            w,
+            consts: vec![None; prog.consts as usize],
+            prog: Rc::new(prog),
+            memory: Memory::new(limits.max_memory),
+            globals: Default::default(),
+            mem: 0,
+            limits,
+            jumps: 0,
+            seq: 0,
+            frames_before: FRAMES.with(|c| c.get()),
+            rng: 0x853c_49e6_748f_ea9b,
+        }
+    }
+}
+
+/// Runs a program's entry the way a C `main` is called: `entry` takes `mem`, then either
+/// nothing or `argc` (an `i32`) and `argv` (a pointer to an array of pointers to
+/// zero-terminated byte strings), then the return continuation. `args` become `argv`
+/// (the program name first). Returns the results passed to the return continuation,
+/// without the `mem` token.
+pub fn run_with_argv(
+    w: &World,
+    entry: Def,
+    args: &[Vec<u8>],
+    limits: Limits,
+    out: &mut Vec<u8>,
+) -> Result<Vec<Value>, InterpError> {
+    run_with_argv_counted(w, entry, args, limits, out).0
+}
+
+/// [`run_with_argv`], and the number of jumps the run made.
+pub fn run_with_argv_counted(
+    w: &World,
+    entry: Def,
+    args: &[Vec<u8>],
+    limits: Limits,
+    out: &mut Vec<u8>,
+) -> (Result<Vec<Value>, InterpError>, u64) {
+    let mut it = Interp::new(w, limits, out);
+    let r = it.argv(entry, args).and_then(|vals| it.run(entry, vals));
+    let jumps = it.jumps;
+    let r = r.map_err(|f| named(w, f)).map(|results| {
+        results
+            .into_iter()
+            .filter(|v| !matches!(v, Value::Mem(_)))
+            .collect()
+    });
+    (r, jumps)
+}
+
+impl Interp<'_, '_> {
+    /// The entry's arguments for a C `main` called with `args`.
+    fn argv(&mut self, entry: Def, args: &[Vec<u8>]) -> Result<Vec<Value>, Fail> {
+        let w = self.w;
+        let nparams = w
+            .types()
+            .cont_params(w.type_of(entry))
+            .map_or(0, |p| p.len());
+        let mut vals = vec![Value::Mem(0)];
+        if nparams == 4 {
+            let byte = Shape::Bits(1);
+            let mut ptrs = Vec::new();
+            for a in args {
+                let p = self
+                    .memory
+                    .alloc(a.len() as u64 + 1, true, BlockState::Fixed)
+                    .map_err(|m| (entry, m))?;
+                for (i, &b) in a.iter().chain(&[0]).enumerate() {
+                    let at = Pointer {
+                        offset: i as i64,
+                        ..p.clone()
+                    };
+                    self.memory
+                        .store(&byte, &at, &Value::Bits(b as u64))
+                        .map_err(|m| (entry, m))?;
+                }
+                ptrs.push(Value::Ptr(p));
+            }
+            let n = ptrs.len() as u64;
+            let argv = self
+                .memory
+                .alloc(8 * n, true, BlockState::Fixed)
+                .map_err(|m| (entry, m))?;
+            let shape = Shape::Array {
+                n,
+                stride: 8,
+                elem: Rc::new(Shape::Ref),
+            };
+            self.memory
+                .store(&shape, &argv, &Value::Agg(Rc::new(ptrs)))
+                .map_err(|m| (entry, m))?;
+            vals.push(Value::Bits(n));
+            vals.push(Value::Ptr(argv));
+        }
+        vals.push(Value::Exit);
+        Ok(vals)
+    }
+}
+/// Runs `entry` the way `durin ir --run` does: `mem` parameters get a fresh token, a final
+/// continuation parameter receives the results, and `args` fill the other parameters in
+/// order. Returns the results without their `mem` tokens, each with its type.
+pub fn run_main(
+    w: &World,
+    entry: Def,
+    args: &[Value],
+    limits: Limits,
+    out: &mut Vec<u8>,
+) -> Result<Vec<(Type, Value)>, InterpError> {
+    let err = |m: String| InterpError {
+        at: Layout::compute(w).name(entry).unwrap_or("?").into(),
+        message: m,
+    };
+    let ptys = w
+        .types()
+        .cont_params(w.type_of(entry))
+        .ok_or_else(|| err("not a continuation".into()))?;
+    let ret_tys: &[Type] = match ptys.last().and_then(|&t| w.types().cont_params(t)) {
+        Some(r) => r,
+        None => {
+            return Err(err(
+                "the entry's last parameter must be a return continuation".into(),
+            ))
+        }
+    };
+    let mut user = args.iter();
+    let mut vals = Vec::new();
+    for &t in &ptys[..ptys.len() - 1] {
+        if w.types().is_mem(t) {
+            vals.push(Value::Mem(0));
+        } else {
+            vals.push(user.next().cloned().ok_or_else(|| {
+                err(format!(
+                    "expected {} argument(s), found {}",
+                    value_params(w, ptys),
+                    args.len()
+                ))
+            })?);
+        }
+    }
+    if user.next().is_some() {
+        return Err(err(format!(
+            "expected {} argument(s), found {}",
+            value_params(w, ptys),
+            args.len()
+        )));
+    }
+    vals.push(Value::Exit);
+    let results = run(w, entry, vals, limits, out)?;
+    Ok(ret_tys
+        .iter()
+        .copied()
+        .zip(results)
+        .filter(|(t, _)| !w.types().is_mem(*t))
+        .collect())
+}
+
+fn value_params(w: &World, ptys: &[Type]) -> usize {
+    ptys[..ptys.len() - 1]
+        .iter()
+        .filter(|&&t| !w.types().is_mem(t))
+        .count()
+}
+
+/// Where the next jump goes.
+pub(super) enum Target {
+    /// A continuation value (or the exit).
+    Value(Value),
+    /// A continuation with the frames of its closure.
+    Direct(Def, Box<[Rc<Frame>]>),
+}
+
+impl Interp<'_, '_> {
+    fn run(&mut self, entry: Def, args: Vec<Value>) -> Result<Vec<Value>, Fail> {
+        self.run_from(Target::Direct(entry, Box::new([])), args, entry)
+    }
+
+    /// Jumps to `target` with `args` and runs until the exit continuation is called.
+    pub(super) fn run_from(&mut self, target: Target, args: Vec<Value>, at: Def) -> Result<Vec<Value>, Fail> {
+        let prog = self.prog.clone();
+        let mut target = target;
+        let mut args = args;
+        let mut at = at;
+        let mut regs: Vec<Value> = Vec::new();
+        loop {
+            let (k, env): (Def, &[Rc<Frame>]) = match &target {
+                Target::Direct(k, env) => (*k, env),
+                Target::Value(Value::Closure(c)) => (c.cont, &c.env),
+                Target::Value(Value::Exit) => return Ok(args),
+                Target::Value(Value::Undef) => {
+                    return Err((at, "jump to an undefined continuation (bottom)".into()))
+                }
+                Target::Value(_) => {
+                    return Err((at, "jump to a value that is not a continuation".into()))
+                }
+            };
+            if self.jumps == self.limits.fuel {
+                return Err((
+                    at,
+                    format!(
+                        "fuel exhausted after {} jumps (`--fuel` raises the limit)",
+                        self.limits.fuel
+                    ),
+                ));
+            }
+            self.jumps += 1;
+            at = k;
+            let Some(code) = prog.codes.get(k) else {
+                let (ret, results) = self.import(k, &args)?;
+                target = Target::Value(ret);
+                args = results;
+                continue;
+            };
+            if env.len() != code.env_len as usize {
+                return Err((k, "a closure whose captured frames do not fit its continuation".into()));
+            }
+            let alive = FRAMES.with(|c| c.get()) - self.frames_before;
+            if alive >= self.limits.max_frames {
+                return Err((
+                    k,
+                    format!(
+                        "more than {} frames alive: non-tail recursion too deep \
+                         (`--interp-frames` raises the limit)",
+                        self.limits.max_frames
+                    ),
+                ));
+            }
+            self.seq += 1;
+            let own = Rc::new(Frame::new(self.seq, args, code.memo_len));
+            regs.clear();
+            self.steps(code, env, &own, &mut regs)?;
+            let frame = |i: u16| -> Rc<Frame> {
+                if i as usize == env.len() {
+                    own.clone()
+                } else {
+                    env[i as usize].clone()
+                }
+            };
+            let next = match &code.jump {
+                Jump::Value(r) => Target::Value(regs[*r as usize].clone()),
+                Jump::Direct(k, capture) => Target::Direct(*k, capture.iter().map(|&i| frame(i)).collect()),
+                Jump::Branch(c, arms) => {
+                    let (k, capture) = match &regs[*c as usize] {
+                        Value::Bits(b) if b & 1 == 1 => &arms[0],
+                        Value::Bits(_) => &arms[1],
+                        _ => return Err((k, "branch on an undefined condition".into())),
+                    };
+                    Target::Direct(*k, capture.iter().map(|&i| frame(i)).collect())
+                }
+            };
+            args = code.args.iter().map(|&r| regs[r as usize].clone()).collect();
+            target = next;
+        }
+    }
+
+    /// Calls the import `k` (`cn(mem, args.., cn(mem, results..))`): the continuation to
+    /// go on with, and its arguments.
+    fn import(&mut self, k: Def, args: &[Value]) -> Result<(Value, Vec<Value>), Fail> {
+        let (ret, inner) = match args.split_last() {
+            Some((r, rest)) if rest.first().is_some_and(|m| matches!(m, Value::Mem(_))) => {
+                (r.clone(), &rest[1..])
+            }
+            _ => {
+                return Err((
+                    k,
+                    "continuation has no body and is not a runtime import".into(),
+                ))
+            }
+        };
+        self.consume_mem(&args[0]).map_err(|m| (k, m))?;
+        let name = self.w.name(k).unwrap_or("");
+        let results = self.call_import(name, inner, k).map_err(|m| (k, m))?;
+        // The newest token: the import may have run code with effects.
+        let mem = Value::Mem(self.mem);
+        Ok((ret, std::iter::once(mem).chain(results).collect()))
+    }
+
+    /// Runs the steps of `code` in the environment `env` and frame `own`; `regs` receives
+    /// one value per step.
+    fn steps(
+        &mut self,
+        code: &Code,
+        env: &[Rc<Frame>],
+        own: &Rc<Frame>,
+        regs: &mut Vec<Value>,
+    ) -> Result<(), Fail> {
+        let frame = |i: u16| -> &Rc<Frame> {
+            if i as usize == env.len() {
+                own
+            } else {
+                &env[i as usize]
+            }
+        };
+        for st in &code.steps {
+            // Computed before, in this frame or an enclosing one?
+            let slot = match &st.memo {
+                Memo::None => None,
+                Memo::Const(i) => {
+                    if let Some(v) = &self.consts[*i as usize] {
+                        regs.push(v.clone());
+                        continue;
+                    }
+                    None
+                }
+                Memo::Frame { frame: f, slot } => Some((frame(*f), *slot)),
+                Memo::Newest(at) => at
+                    .iter()
+                    .map(|&(f, s)| (frame(f), s))
+                    .max_by_key(|(f, _)| f.seq),
+            };
+            if let Some((f, s)) = slot {
+                if let Some(v) = &f.memo.borrow()[s as usize] {
+                    regs.push(v.clone());
+                    continue;
+                }
+            }
+            let v = self
+                .compute(st, regs, &frame)
+                .map_err(|m| (st.def, m))?;
+            let effect = matches!(st.op, Op::Load(_) | Op::Store(_) | Op::Slot(_) | Op::Alloc { .. });
+            // A closure kept in a frame may refer to that frame: such a cycle would never
+            // be freed, so closures are rebuilt instead (an effect's result is kept: a load
+            // must not run twice).
+            let keep = effect || !holds_closure(&v);
+            match (&st.memo, slot) {
+                (Memo::Const(i), _) if keep => self.consts[*i as usize] = Some(v.clone()),
+                (_, Some((f, s))) if keep => f.memo.borrow_mut()[s as usize] = Some(v.clone()),
+                _ => {}
+            }
+            regs.push(v);
+        }
+        Ok(())
+    }
+
+    fn compute<'f>(
+        &mut self,
+        st: &code::Step,
+        regs: &[Value],
+        frame: &dyn Fn(u16) -> &'f Rc<Frame>,
+    ) -> Result<Value, String> {
+        let op = |i: usize| &regs[st.ops[i] as usize];
+        Ok(match &st.op {
+            Op::Lit(v) => Value::Bits(*v),
+            Op::Undef => Value::Undef,
+            Op::Launch => {
+                return Err("a GPU kernel launch: the interpreter runs no kernels (run the program natively, or use a CPU mapping)".into())
+            }
+            Op::Param { frame: f, index } => frame(*f).args[*index as usize].clone(),
+            Op::Closure { cont, capture } => Value::Closure(Rc::new(Closure {
+                cont: *cont,
+                env: capture.iter().map(|&i| frame(i).clone()).collect(),
+            })),
+            Op::Global(g) => self.global(*g)?,
+            Op::Arith(o, p) => {
+                let p = p.ok_or(NOT_A_NUMBER)?;
+                match semantics::arith(*o, p, bits(op(0))?, bits(op(1))?) {
+                    Ok(v) => Value::Bits(v),
+                    Err(Trap::DivisionByZero) => return Err("integer division by zero".into()),
+                }
+            }
+            Op::Cmp(o, p) => {
+                let p = p.ok_or(NOT_A_NUMBER)?;
+                Value::Bits(semantics::cmp(*o, p, bits(op(0))?, bits(op(1))?) as u64)
+            }
+            Op::Select => {
+                if bits(op(0))? & 1 == 1 {
+                    op(1).clone()
+                } else {
+                    op(2).clone()
+                }
+            }
+            Op::Conv(from, to) => {
+                let (from, to) = (from.ok_or(NOT_A_NUMBER)?, to.ok_or(NOT_A_NUMBER)?);
+                Value::Bits(semantics::conv(from, to, bits(op(0))?))
+            }
+            Op::Bitcast => op(0).clone(),
+            Op::Agg => Value::Agg(Rc::new((0..st.ops.len()).map(|i| op(i).clone()).collect())),
+            Op::Extract => {
+                let i = bits(op(1))?;
+                match op(0) {
+                    Value::Agg(elems) => elems.get(i as usize).cloned().ok_or_else(|| {
+                        format!("index {i} out of bounds for {} components", elems.len())
+                    })?,
+                    Value::Undef => Value::Undef,
+                    _ => return Err("extract from a value that is not an aggregate".into()),
+                }
+            }
+            Op::Insert(ty) => {
+                let i = bits(op(1))?;
+                let mut agg = match op(0) {
+                    Value::Agg(e) => e.clone(),
+                    Value::Undef => undef_agg(self.w, *ty)?,
+                    _ => return Err("insert into a value that is not an aggregate".into()),
+                };
+                let n = agg.len();
+                let slot = Rc::make_mut(&mut agg)
+                    .get_mut(i as usize)
+                    .ok_or_else(|| format!("index {i} out of bounds for {n} components"))?;
+                *slot = op(2).clone();
+                Value::Agg(agg)
+            }
+            Op::LeaElem { elem, bits: b, signed } => {
+                let p = pointer(op(0))?;
+                let raw = bits(op(1))?;
+                let i = if *signed {
+                    semantics::sext(*b, raw)
+                } else {
+                    raw as i64
+                };
+                Value::Ptr(Pointer {
+                    block: p.block,
+                    offset: p.offset.wrapping_add(i.wrapping_mul(*elem as i64)),
+                    elem: *elem as u32,
+                    index: i,
+                })
+            }
+            Op::LeaField(offsets) => {
+                let p = pointer(op(0))?;
+                let i = bits(op(1))? as usize;
+                let off = *offsets
+                    .get(i)
+                    .ok_or_else(|| format!("field {i} of {} fields", offsets.len()))?;
+                Value::Ptr(Pointer {
+                    offset: p.offset.wrapping_add(off as i64),
+                    ..p.clone()
+                })
+            }
+            Op::Slot(size) => {
+                let m = self.consume_mem(op(0))?;
+                let p = self.memory.alloc(*size, true, BlockState::Fixed)?;
+                Value::Agg(Rc::new(vec![m, Value::Ptr(p)]))
+            }
+            Op::Alloc { elem, bits: b, signed } => {
+                let m = self.consume_mem(op(0))?;
+                let raw = bits(op(1))?;
+                let n = if *signed { semantics::sext(*b, raw) } else { raw as i64 };
+                if n < 0 {
+                    return Err(format!("allocation of {n} elements"));
+                }
+                let size = (n as u64).checked_mul(*elem).ok_or_else(|| {
+                    format!("allocation of {n} elements of {elem} bytes overflows")
+                })?;
+                let p = self.memory.alloc(size, true, BlockState::Fixed)?;
+                Value::Agg(Rc::new(vec![m, Value::Ptr(p)]))
+            }
+            Op::Load(shape) => {
+                let m = self.consume_mem(op(0))?;
+                let v = self.memory.load(shape, pointer(op(1))?)?;
+                if v == Value::Undef {
+                    return Err("load of uninitialized memory".into());
+                }
+                Value::Agg(Rc::new(vec![m, v]))
+            }
+            Op::Store(shape) => {
+                let m = self.consume_mem(op(0))?;
+                self.memory.store(shape, pointer(op(1))?, op(2))?;
+                m
+            }
+            Op::Known(k) => Value::Bits(*k as u64),
+            Op::Pass => op(0).clone(),
+        })
+    }
+
+    fn consume_mem(&mut self, v: &Value) -> Result<Value, String> {
+        match v {
+            Value::Mem(m) if *m == self.mem => {
+                self.mem += 1;
+                Ok(Value::Mem(self.mem))
+            }
+            Value::Mem(_) => {
+                Err("effect on a stale mem token (effects must be ordered by mem)".into())
+            }
+            _ => Err("mem operand is not a mem token".into()),
+        }
+    }
+
+    fn global(&mut self, g: Def) -> Result<Value, String> {
+        if let Some(p) = self.globals.get(g) {
+            return Ok(Value::Ptr(p.clone()));
+        }
+        let prog = self.prog.clone();
+        let Some(code) = prog.globals.get(g) else {
+            return Err("not a global of this world".into());
+        };
+        let mut regs = Vec::new();
+        let own = Rc::new(Frame::new(0, Vec::new(), 0));
+        self.steps(code, &[], &own, &mut regs).map_err(|(_, m)| m)?;
+        let v = match code.jump {
+            Jump::Value(r) => regs.get(r as usize).cloned().unwrap_or(Value::Undef),
+            _ => Value::Undef,
+        };
+        let w = self.w;
+        let init = w.type_of(w.ops(g)[0]);
+        let mutable = matches!(w.node(g), Node::Global { mutable: true });
+        let (size, _) = crate::layout::size_align(w, init);
+        let p = self.memory.alloc(size, true, BlockState::Fixed)?;
+        self.memory.store(&Shape::of(w, init), &p, &v)?;
+        if !mutable {
+            self.memory.freeze(&p);
+        }
+        self.globals.insert(g, p.clone());
+        Ok(Value::Ptr(p))
+    }
+}
+
+const NOT_A_NUMBER: &str = "operation on a value that is not a number";
+
+fn bits(v: &Value) -> Result<u64, String> {
+    match v {
+        Value::Bits(b) => Ok(*b),
+        Value::Undef => Err("operation on an undefined value".into()),
+        _ => Err(NOT_A_NUMBER.into()),
+    }
+}
+
+fn pointer(v: &Value) -> Result<&Pointer, String> {
+    match v {
+        Value::Ptr(p) => Ok(p),
+        Value::Undef => Err("access through an undefined pointer".into()),
+        _ => Err("access through a value that is not a pointer".into()),
+    }
+}
+
+/// An undefined aggregate of type `ty`, its parts undefined (for an insert into `bot`).
+fn undef_agg(w: &World, ty: Type) -> Result<Rc<Vec<Value>>, String> {
+    let n = match w.kind(ty) {
+        TypeKind::Array { len: Some(n), .. } => *n,
+        TypeKind::Tuple(_) | TypeKind::Struct(_) => {
+            w.types().components(ty).map_or(0, |c| c.len() as u64)
+        }
+        _ => return Err("insert into a value that is not an aggregate".into()),
+    };
+    if n > 1 << 24 {
+        return Err(format!("an aggregate value of {n} elements"));
+    }
+    Ok(Rc::new(vec![Value::Undef; n as usize]))
+}
+
+fn holds_closure(v: &Value) -> bool {
+    match v {
+        Value::Closure(_) => true,
+        Value::Agg(elems) => elems.iter().any(holds_closure),
+        _ => false,
+    }
+}
+
+/// Reads a value of primitive type `ty` from text (as `durin ir --run` arguments).
+pub fn parse_value(w: &World, ty: Type, text: &str) -> Result<Value, String> {
+    match w.kind(ty) {
+        TypeKind::Bool => match text {
+            "true" | "1" => Ok(Value::Bits(1)),
+            "false" | "0" => Ok(Value::Bits(0)),
+            _ => Err(format!("expected `true` or `false`, found `{text}`")),
+        },
+        TypeKind::Int { .. } | TypeKind::Float { .. } => {
+            crate::text::literal_bits(w, ty, text).map(Value::Bits)
+        }
+        _ => Err(format!(
+            "parameters of type {} cannot be given on the command line",
+            w.types().display(ty)
+        )),
+    }
+}
+
+/// Formats a value of type `ty` for people.
+pub fn format_value(w: &World, ty: Type, v: &Value) -> String {
+    match (w.kind(ty), v) {
+        (_, Value::Undef) => "undef".into(),
+        (TypeKind::Bool, Value::Bits(b)) => (b & 1 == 1).to_string(),
+        (TypeKind::Int { bits, signed: true }, Value::Bits(b)) => {
+            semantics::sext(*bits as u32, *b).to_string()
+        }
+        (TypeKind::Int { .. }, Value::Bits(b)) => b.to_string(),
+        (TypeKind::Float { bits }, Value::Bits(b)) => {
+            let x = semantics::float_value(*bits, *b);
+            if *bits == 64 {
+                format!("{x:?}")
+            } else {
+                format!("{:?}", x as f32)
+            }
+        }
+        (_, Value::Agg(elems)) => {
+            let comps = w.types().components(ty).unwrap_or_default();
+            let parts: Vec<String> = elems
+                .iter()
+                .zip(comps)
+                .map(|(e, t)| format_value(w, t, e))
+                .collect();
+            format!("({})", parts.join(", "))
+        }
+        (_, Value::Ptr(p)) => format!("<pointer to block {}>", p.block()),
+        (_, Value::Closure(c)) => format!("<continuation {}>", w.name(c.cont).unwrap_or("?")),
+        (_, Value::Exit) => "<exit>".into(),
+        (_, Value::Mem(_)) => "<mem>".into(),
+        (_, Value::Bits(b)) => format!("{b:#x}"),
+    }
+}
+
