@@ -180,7 +180,7 @@ struct InterpArgs {
     #[arg(long, value_name = "BYTES", default_value_t = Limits::default().max_memory)]
     interp_memory: u64,
     /// Maximum number of continuation frames the interpreter keeps alive at once: the
-    /// depth of non-tail recursion (about 200 bytes each).
+    /// depth of non-tail recursion (each takes a few hundred bytes).
     #[arg(long, value_name = "N", default_value_t = Limits::default().max_frames)]
     interp_frames: u64,
 }

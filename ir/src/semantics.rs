@@ -123,6 +123,7 @@ pub enum Trap {
 }
 
 /// `v` truncated to its low `bits` bits.
+#[inline]
 pub fn mask(bits: u32, v: u64) -> u64 {
     if bits >= 64 {
         v
@@ -132,6 +133,7 @@ pub fn mask(bits: u32, v: u64) -> u64 {
 }
 
 /// The low `bits` bits of `v`, sign-extended.
+#[inline]
 pub fn sext(bits: u32, v: u64) -> i64 {
     let shift = 64 - bits;
     ((v << shift) as i64) >> shift
@@ -156,6 +158,7 @@ pub fn float_bits(bits: u8, x: f64) -> u64 {
 }
 
 /// `a op b` for operands of primitive type `prim`.
+#[inline]
 pub fn arith(op: ArithOp, prim: Prim, a: u64, b: u64) -> Result<u64, Trap> {
     match prim {
         Prim::Bool => Ok(match op {
@@ -223,6 +226,7 @@ fn float_arith(op: ArithOp, bits: u8, a: u64, b: u64) -> u64 {
 }
 
 /// `a op b` for operands of primitive type `prim`.
+#[inline]
 pub fn cmp(op: CmpOp, prim: Prim, a: u64, b: u64) -> bool {
     use std::cmp::Ordering;
     let ord = match prim {
@@ -249,6 +253,7 @@ pub fn cmp(op: CmpOp, prim: Prim, a: u64, b: u64) -> bool {
 /// Numeric conversion of `v` from `from` to `to`. Integers are sign- or zero-extended by the
 /// source's signedness; float-to-int truncates toward zero and saturates, NaN gives 0;
 /// anything to `bool` is `v != 0`.
+#[inline]
 pub fn conv(from: Prim, to: Prim, v: u64) -> u64 {
     match (from, to) {
         (_, Prim::Bool) => match from {

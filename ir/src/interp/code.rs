@@ -1,13 +1,16 @@
 //! Continuations compiled for the interpreter: each body becomes a list of steps, one per
 //! def its jump needs, operands first, with where each result is remembered decided once.
 //!
-//! A def's value belongs to the run (frame) of the most recently started continuation
-//! whose parameters it depends on, and is computed at most once per such frame. A def
-//! that only its owner's body uses lives in a register of that run; one that bodies of
-//! other continuations use too gets a slot in its owner's frame, which they look at before
-//! computing it. Defs that depend on no parameter are computed once per run of the
-//! program. Closures are rebuilt where they are needed, never remembered (a frame holding
-//! a closure over itself would never be freed).
+//! An effect (`slot`, `alloc`, `load`, `store`) belongs to the run (frame) of the most
+//! recently started continuation whose parameters it depends on, and happens once per such
+//! frame: a load placed in a continuation is not repeated when a continuation it jumps to
+//! uses its result. One that only its owner's body uses lives in a register of that run;
+//! one that bodies of other continuations use too gets a slot in its owner's frame, which
+//! they look at first. Pure defs are computed where they are needed (again in each body
+//! that needs them: the same value, for at most that body's length in work), and those
+//! that depend on no parameter once per run of the program. Closures are rebuilt where
+//! they are needed, never remembered (a frame holding a closure over itself would never
+//! be freed).
 
 use super::memory::Shape;
 use crate::analysis::free::FreeParams;
@@ -21,11 +24,8 @@ use std::rc::Rc;
 
 /// What a step computes.
 pub(super) enum Op {
-    Lit(u64),
     Undef,
     Launch,
-    /// Argument `index` of the frame at `frame` in the running environment.
-    Param { frame: u16, index: u32 },
     /// A closure of `cont` over these frames of the running environment.
     Closure { cont: Def, capture: Box<[u16]> },
     Global(Def),
@@ -68,19 +68,29 @@ pub(super) enum Memo {
 pub(super) struct Step {
     pub def: Def,
     pub op: Op,
-    /// The operands: indices of earlier steps.
-    pub ops: Box<[u32]>,
+    pub ops: Box<[Src]>,
     pub memo: Memo,
+}
+
+/// Where an operand's value is.
+#[derive(Clone, Copy)]
+pub(super) enum Src {
+    /// The result of an earlier step.
+    Reg(u32),
+    /// Argument `.1` of the frame at `.0` in the running environment.
+    Param(u16, u32),
+    /// A literal of the code.
+    Lit(u32),
 }
 
 /// Where a body jumps.
 pub(super) enum Jump {
-    /// To the value of a step.
-    Value(u32),
+    /// To a value.
+    Value(Src),
     /// To a continuation, whose closure is these frames of the running environment.
     Direct(Def, Box<[u16]>),
-    /// To one of two continuations on a condition (a step).
-    Branch(u32, [(Def, Box<[u16]>); 2]),
+    /// To one of two continuations on a condition.
+    Branch(Src, [(Def, Box<[u16]>); 2]),
 }
 
 /// A compiled body.
@@ -89,8 +99,10 @@ pub(super) struct Code {
     pub env_len: u16,
     pub steps: Vec<Step>,
     pub jump: Jump,
-    /// The jump's arguments: steps.
-    pub args: Box<[u32]>,
+    /// The jump's arguments.
+    pub args: Box<[Src]>,
+    /// The literals (and `bot`s) the code uses.
+    pub lits: Box<[super::Value]>,
     /// Slots in this continuation's frames.
     pub memo_len: u32,
 }
@@ -224,16 +236,13 @@ impl Compiler<'_> {
             if let Node::Global { .. } = w.node(g) {
                 let init = w.ops(g)[0];
                 let order = self.order(&[init]);
-                let n = order.len() as u32;
                 let plan = Plan {
                     cont: g,
                     order,
                     callee: Callee::Value(init),
                     args: Vec::new(),
                 };
-                let mut code = self.code(&plan, 0);
-                code.jump = Jump::Value(n.saturating_sub(1));
-                globals.insert(g, code);
+                globals.insert(g, self.code(&plan, 0));
             }
         }
         Program {
@@ -243,8 +252,15 @@ impl Compiler<'_> {
         }
     }
 
-    /// Whether a def of this node may be remembered in a frame.
+    /// Whether a def of this node is remembered in a frame: effects, which must happen
+    /// once per run of their owner. Pure defs are computed again where another body needs
+    /// them (the same value, and at most the length of that body in work).
     fn remembered_kind(&self, d: Def) -> bool {
+        self.w.node(d).is_effect()
+    }
+
+    /// Whether a def that depends on no parameter is computed once per run of the program.
+    fn constant_kind(&self, d: Def) -> bool {
         let n = self.w.node(d);
         !matches!(n, Node::Lit(_) | Node::Bottom | Node::Launch | Node::Param(_)) && !n.is_nominal()
     }
@@ -329,16 +345,34 @@ impl Compiler<'_> {
         let capture = |k: Def| -> Box<[u16]> {
             self.free.owners(k).iter().map(|&o| frame_of(o)).collect()
         };
-        let mut index: FxHashMap<Def, u32> = FxHashMap::default();
+        let mut index: FxHashMap<Def, Src> = FxHashMap::default();
+        let mut lits: Vec<super::Value> = Vec::new();
         let mut steps = Vec::with_capacity(p.order.len());
         for &d in &p.order {
-            let ops: Box<[u32]> = if w.node(d).is_nominal() || matches!(w.node(d), Node::Param(_)) {
+            match w.node(d) {
+                Node::Param(i) => {
+                    index.insert(d, Src::Param(frame_of(w.ops(d)[0]), i));
+                    continue;
+                }
+                Node::Lit(v) => {
+                    index.insert(d, Src::Lit(lits.len() as u32));
+                    lits.push(super::Value::Bits(v));
+                    continue;
+                }
+                Node::Bottom => {
+                    index.insert(d, Src::Lit(lits.len() as u32));
+                    lits.push(super::Value::Undef);
+                    continue;
+                }
+                _ => {}
+            }
+            let ops: Box<[Src]> = if w.node(d).is_nominal() {
                 Box::new([])
             } else {
                 w.ops(d).iter().map(|o| index[o]).collect()
             };
-            let op = self.op(d, &frame_of, &capture);
-            let memo = if self.owners[d].is_empty() && self.remembered_kind(d)
+            let op = self.op(d, &capture);
+            let memo = if self.owners[d].is_empty() && self.constant_kind(d)
                 || w.node(d) == Node::Cont && self.owners[d].is_empty()
             {
                 let n = *self.consts.get(d).unwrap_or(&self.nconsts);
@@ -364,7 +398,7 @@ impl Compiler<'_> {
             } else {
                 Memo::None
             };
-            index.insert(d, steps.len() as u32);
+            index.insert(d, Src::Reg(steps.len() as u32));
             steps.push(Step { def: d, op, ops, memo });
         }
         let jump = match p.callee {
@@ -377,23 +411,19 @@ impl Compiler<'_> {
             steps,
             jump,
             args: p.args.iter().map(|a| index[a]).collect(),
+            lits: lits.into(),
             memo_len,
         }
     }
 
-    fn op(&mut self, d: Def, frame_of: &dyn Fn(Def) -> u16, capture: &dyn Fn(Def) -> Box<[u16]>) -> Op {
+    fn op(&mut self, d: Def, capture: &dyn Fn(Def) -> Box<[u16]>) -> Op {
         let w = self.w;
         let ty = w.type_of(d);
         let prim = |t: Type| Prim::of(w.kind(t));
         let ops = w.ops(d);
         match w.node(d) {
-            Node::Lit(v) => Op::Lit(v),
-            Node::Bottom => Op::Undef,
+            Node::Lit(_) | Node::Bottom | Node::Param(_) => Op::Undef,
             Node::Launch => Op::Launch,
-            Node::Param(i) => Op::Param {
-                frame: frame_of(ops[0]),
-                index: i,
-            },
             Node::Cont => Op::Closure {
                 cont: d,
                 capture: capture(d),

@@ -27,7 +27,7 @@ use crate::semantics::{self, Trap};
 use crate::text::Layout;
 use crate::types::{Type, TypeKind};
 use crate::world::World;
-use code::{Code, Jump, Memo, Op, Program};
+use code::{Code, Jump, Memo, Op, Program, Src};
 use memory::{BlockState, Memory, Shape};
 use std::cell::{Cell, RefCell};
 use std::fmt;
@@ -55,7 +55,50 @@ pub enum Value {
 /// A continuation value.
 pub struct Closure {
     cont: Def,
-    env: Box<[Rc<Frame>]>,
+    env: Env,
+}
+
+/// The frames a closure holds (most hold one or two: kept inline).
+#[derive(Default)]
+pub(super) enum Env {
+    #[default]
+    Zero,
+    One([Rc<Frame>; 1]),
+    Two([Rc<Frame>; 2]),
+    Many(Box<[Rc<Frame>]>),
+}
+
+impl std::ops::Deref for Env {
+    type Target = [Rc<Frame>];
+    fn deref(&self) -> &[Rc<Frame>] {
+        match self {
+            Env::Zero => &[],
+            Env::One(f) => f,
+            Env::Two(f) => f,
+            Env::Many(f) => f,
+        }
+    }
+}
+
+impl Env {
+    /// The frames at `capture` of a running environment.
+    fn capture(capture: &[u16], frame: impl Fn(u16) -> Rc<Frame>) -> Env {
+        match capture {
+            [] => Env::Zero,
+            [a] => Env::One([frame(*a)]),
+            [a, b] => Env::Two([frame(*a), frame(*b)]),
+            _ => Env::Many(capture.iter().map(|&i| frame(i)).collect()),
+        }
+    }
+
+    fn into_frames(self, out: &mut Vec<Rc<Frame>>) {
+        match self {
+            Env::Zero => {}
+            Env::One(f) => out.extend(f),
+            Env::Two(f) => out.extend(f),
+            Env::Many(f) => out.extend(f.into_vec()),
+        }
+    }
 }
 
 impl fmt::Debug for Closure {
@@ -117,7 +160,7 @@ impl Drop for Frame {
                 match v {
                     Value::Closure(c) => {
                         if let Ok(mut c) = Rc::try_unwrap(c) {
-                            frames.extend(std::mem::take(&mut c.env).into_vec());
+                            std::mem::take(&mut c.env).into_frames(&mut frames);
                         }
                     }
                     Value::Agg(a) => {
@@ -398,12 +441,12 @@ pub(super) enum Target {
     /// A continuation value (or the exit).
     Value(Value),
     /// A continuation with the frames of its closure.
-    Direct(Def, Box<[Rc<Frame>]>),
+    Direct(Def, Env),
 }
 
 impl Interp<'_, '_> {
     fn run(&mut self, entry: Def, args: Vec<Value>) -> Result<Vec<Value>, Fail> {
-        self.run_from(Target::Direct(entry, Box::new([])), args, entry)
+        self.run_from(Target::Direct(entry, Env::Zero), args, entry)
     }
 
     /// Jumps to `target` with `args` and runs until the exit continuation is called.
@@ -413,6 +456,10 @@ impl Interp<'_, '_> {
         let mut args = args;
         let mut at = at;
         let mut regs: Vec<Value> = Vec::new();
+        // A frame to use again, and argument vectors to fill again.
+        let mut spare: Vec<Rc<Frame>> = Vec::new();
+        let mut pool: Vec<Vec<Value>> = Vec::new();
+        let mut vec_pool: Vec<Vec<Rc<Frame>>> = Vec::new();
         loop {
             let (k, env): (Def, &[Rc<Frame>]) = match &target {
                 Target::Direct(k, env) => (*k, env),
@@ -457,7 +504,20 @@ impl Interp<'_, '_> {
                 ));
             }
             self.seq += 1;
-            let own = Rc::new(Frame::new(self.seq, args, code.memo_len));
+            let own = match spare.pop() {
+                Some(mut f) => {
+                    let fm = Rc::get_mut(&mut f).expect("a spare frame has no other owner");
+                    fm.seq = self.seq;
+                    fm.args = args;
+                    let memo = fm.memo.get_mut();
+                    if !memo.is_empty() || code.memo_len > 0 {
+                        memo.clear();
+                        memo.resize(code.memo_len as usize, None);
+                    }
+                    f
+                }
+                None => Rc::new(Frame::new(self.seq, args, code.memo_len)),
+            };
             regs.clear();
             self.steps(code, env, &own, &mut regs)?;
             let frame = |i: u16| -> Rc<Frame> {
@@ -467,20 +527,53 @@ impl Interp<'_, '_> {
                     env[i as usize].clone()
                 }
             };
+            let src = |s: &Src| -> Value {
+                match *s {
+                    Src::Reg(r) => regs[r as usize].clone(),
+                    Src::Param(f, i) => {
+                        let f = if f as usize == env.len() { &own } else { &env[f as usize] };
+                        f.args[i as usize].clone()
+                    }
+                    Src::Lit(i) => code.lits[i as usize].clone(),
+                }
+            };
             let next = match &code.jump {
-                Jump::Value(r) => Target::Value(regs[*r as usize].clone()),
-                Jump::Direct(k, capture) => Target::Direct(*k, capture.iter().map(|&i| frame(i)).collect()),
+                Jump::Value(r) => Target::Value(src(r)),
+                Jump::Direct(k, capture) => Target::Direct(*k, Env::capture(capture, frame)),
                 Jump::Branch(c, arms) => {
-                    let (k, capture) = match &regs[*c as usize] {
+                    let (k, capture) = match &src(c) {
                         Value::Bits(b) if b & 1 == 1 => &arms[0],
                         Value::Bits(_) => &arms[1],
                         _ => return Err((k, "branch on an undefined condition".into())),
                     };
-                    Target::Direct(*k, capture.iter().map(|&i| frame(i)).collect())
+                    Target::Direct(*k, Env::capture(capture, frame))
                 }
             };
-            args = code.args.iter().map(|&r| regs[r as usize].clone()).collect();
-            target = next;
+            args = pool.pop().unwrap_or_default();
+            args.extend(code.args.iter().map(src));
+            // Frames nothing refers to any more are used again for the next jumps.
+            let mut done = vec_pool.pop().unwrap_or_default();
+            done.push(own);
+            match std::mem::replace(&mut target, next) {
+                Target::Direct(_, env) => env.into_frames(&mut done),
+                Target::Value(Value::Closure(c)) => {
+                    if let Ok(mut c) = Rc::try_unwrap(c) {
+                        std::mem::take(&mut c.env).into_frames(&mut done);
+                    }
+                }
+                _ => {}
+            }
+            for mut f in done.drain(..) {
+                if let Some(fm) = Rc::get_mut(&mut f) {
+                    if spare.len() < 8 {
+                        let mut old = std::mem::take(&mut fm.args);
+                        old.clear();
+                        pool.push(old);
+                        spare.push(f);
+                    }
+                }
+            }
+            vec_pool.push(done);
         }
     }
 
@@ -523,63 +616,94 @@ impl Interp<'_, '_> {
             }
         };
         for st in &code.steps {
-            // Computed before, in this frame or an enclosing one?
-            let slot = match &st.memo {
-                Memo::None => None,
-                Memo::Const(i) => {
-                    if let Some(v) = &self.consts[*i as usize] {
-                        regs.push(v.clone());
-                        continue;
+            let v = match &st.memo {
+                Memo::None => self.compute(code, st, regs, env, own).map_err(|m| (st.def, m))?,
+                memo => match self.remembered(memo, &frame) {
+                    Ok(v) => v,
+                    Err(slot) => {
+                        let v = self.compute(code, st, regs, env, own).map_err(|m| (st.def, m))?;
+                        self.remember(st, memo, slot, &v);
+                        v
                     }
-                    None
-                }
-                Memo::Frame { frame: f, slot } => Some((frame(*f), *slot)),
-                Memo::Newest(at) => at
-                    .iter()
-                    .map(|&(f, s)| (frame(f), s))
-                    .max_by_key(|(f, _)| f.seq),
+                },
             };
-            if let Some((f, s)) = slot {
-                if let Some(v) = &f.memo.borrow()[s as usize] {
-                    regs.push(v.clone());
-                    continue;
-                }
-            }
-            let v = self
-                .compute(st, regs, &frame)
-                .map_err(|m| (st.def, m))?;
-            let effect = matches!(st.op, Op::Load(_) | Op::Store(_) | Op::Slot(_) | Op::Alloc { .. });
-            // A closure kept in a frame may refer to that frame: such a cycle would never
-            // be freed, so closures are rebuilt instead (an effect's result is kept: a load
-            // must not run twice).
-            let keep = effect || !holds_closure(&v);
-            match (&st.memo, slot) {
-                (Memo::Const(i), _) if keep => self.consts[*i as usize] = Some(v.clone()),
-                (_, Some((f, s))) if keep => f.memo.borrow_mut()[s as usize] = Some(v.clone()),
-                _ => {}
-            }
             regs.push(v);
         }
         Ok(())
     }
 
-    fn compute<'f>(
+    /// The value remembered at `memo`, or the frame slot to remember it in.
+    fn remembered<'f>(
+        &self,
+        memo: &Memo,
+        frame: &dyn Fn(u16) -> &'f Rc<Frame>,
+    ) -> Result<Value, Option<(&'f Rc<Frame>, u32)>> {
+        let slot = match memo {
+            Memo::None => None,
+            Memo::Const(i) => {
+                return self.consts[*i as usize].clone().ok_or(None);
+            }
+            Memo::Frame { frame: f, slot } => Some((frame(*f), *slot)),
+            Memo::Newest(at) => at
+                .iter()
+                .map(|&(f, s)| (frame(f), s))
+                .max_by_key(|(f, _)| f.seq),
+        };
+        if let Some((f, s)) = slot {
+            if let Some(v) = &f.memo.borrow()[s as usize] {
+                return Ok(v.clone());
+            }
+        }
+        Err(slot)
+    }
+
+    /// Remembers `v`, the value of `st`, at `memo`.
+    fn remember(&mut self, st: &code::Step, memo: &Memo, slot: Option<(&Rc<Frame>, u32)>, v: &Value) {
+        let effect = matches!(st.op, Op::Load(_) | Op::Store(_) | Op::Slot(_) | Op::Alloc { .. });
+        // A closure kept in a frame may refer to that frame: such a cycle would never be
+        // freed, so closures are rebuilt instead (an effect's result is kept: a load must
+        // not run twice).
+        if !effect && holds_closure(v) {
+            return;
+        }
+        match (memo, slot) {
+            (Memo::Const(i), _) => self.consts[*i as usize] = Some(v.clone()),
+            (_, Some((f, s))) => f.memo.borrow_mut()[s as usize] = Some(v.clone()),
+            _ => {}
+        }
+    }
+
+    #[inline]
+    fn compute(
         &mut self,
+        code: &Code,
         st: &code::Step,
         regs: &[Value],
-        frame: &dyn Fn(u16) -> &'f Rc<Frame>,
+        env: &[Rc<Frame>],
+        own: &Rc<Frame>,
     ) -> Result<Value, String> {
-        let op = |i: usize| &regs[st.ops[i] as usize];
+        let frame = |i: u16| -> &Rc<Frame> {
+            if i as usize == env.len() {
+                own
+            } else {
+                &env[i as usize]
+            }
+        };
+        let op = |i: usize| -> &Value {
+            match st.ops[i] {
+                Src::Reg(r) => &regs[r as usize],
+                Src::Param(f, p) => &frame(f).args[p as usize],
+                Src::Lit(l) => &code.lits[l as usize],
+            }
+        };
         Ok(match &st.op {
-            Op::Lit(v) => Value::Bits(*v),
             Op::Undef => Value::Undef,
             Op::Launch => {
                 return Err("a GPU kernel launch: the interpreter runs no kernels (run the program natively, or use a CPU mapping)".into())
             }
-            Op::Param { frame: f, index } => frame(*f).args[*index as usize].clone(),
             Op::Closure { cont, capture } => Value::Closure(Rc::new(Closure {
                 cont: *cont,
-                env: capture.iter().map(|&i| frame(i).clone()).collect(),
+                env: Env::capture(capture, |i| frame(i).clone()),
             })),
             Op::Global(g) => self.global(*g)?,
             Op::Arith(o, p) => {
@@ -717,7 +841,8 @@ impl Interp<'_, '_> {
         let own = Rc::new(Frame::new(0, Vec::new(), 0));
         self.steps(code, &[], &own, &mut regs).map_err(|(_, m)| m)?;
         let v = match code.jump {
-            Jump::Value(r) => regs.get(r as usize).cloned().unwrap_or(Value::Undef),
+            Jump::Value(Src::Reg(r)) => regs.get(r as usize).cloned().unwrap_or(Value::Undef),
+            Jump::Value(Src::Lit(l)) => code.lits[l as usize].clone(),
             _ => Value::Undef,
         };
         let w = self.w;
