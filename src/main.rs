@@ -2,7 +2,7 @@
 //! calls a `durin_driver::Session`, which writes diagnostics and output; nothing else.
 
 use clap::{Parser, Subcommand};
-use durin_driver::{Backend, Emit, IrAction, Limits, Options, Report, Session, Target};
+use durin_driver::{Backend, Emit, InterpArgs, IrAction, Options, Report, Session, Target};
 use durin_passes::PrintAfter;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -168,31 +168,6 @@ enum Command {
         #[arg(long, value_name = "LIST")]
         passes: Option<String>,
     },
-}
-
-/// The interpreter's limits.
-#[derive(clap::Args)]
-struct InterpArgs {
-    /// Maximum number of jumps the interpreter may make.
-    #[arg(long, value_name = "N", default_value_t = Limits::default().fuel)]
-    fuel: u64,
-    /// Maximum number of bytes the interpreted program may have allocated at once.
-    #[arg(long, value_name = "BYTES", default_value_t = Limits::default().max_memory)]
-    interp_memory: u64,
-    /// Maximum number of continuation frames the interpreter keeps alive at once: the
-    /// depth of non-tail recursion (each takes a few hundred bytes).
-    #[arg(long, value_name = "N", default_value_t = Limits::default().max_frames)]
-    interp_frames: u64,
-}
-
-impl InterpArgs {
-    fn limits(&self) -> Limits {
-        Limits {
-            fuel: self.fuel,
-            max_memory: self.interp_memory,
-            max_frames: self.interp_frames,
-        }
-    }
 }
 
 /// The options of a compiling command; `default_level` is the command's `-O`.

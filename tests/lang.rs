@@ -383,3 +383,62 @@ fn snapshots(sub: &str, want_exit: i32, at_least: usize) {
         failures.join("\n")
     );
 }
+
+/// Long flat chains (a 5,000-term sum, 10,000 casts, a sum of 1,000 calls) compile; a chain past
+/// the parser's limit is an error with its place, never a stack overflow.
+#[test]
+fn long_flat_chains_compile_or_stop_with_a_place() {
+    let dir = std::env::temp_dir().join(format!("durin-chains-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temporary folder");
+    let run = |name: &str, src: String| {
+        let path = dir.join(name);
+        std::fs::write(&path, src).expect("write the program");
+        Command::new(env!("CARGO_BIN_EXE_durin"))
+            .args(["run", "--backend", "interp", "--deny-warnings"])
+            .arg(&path)
+            .output()
+            .expect("durin runs")
+    };
+    let sum = format!(
+        "fn main() -> i32 {{ let x = {}; x - 5000 }}\n",
+        vec!["1"; 5000].join(" + ")
+    );
+    let out = run("sum.art", sum);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let casts = format!(
+        "fn main() -> i32 {{ let x = (7 as i64){}; x as i32 - 7 }}\n",
+        " as i32 as i64".repeat(5000)
+    );
+    let out = run("casts.art", casts);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let calls = format!(
+        "fn f(x: i32) -> i32 {{ x }}\nfn main() -> i32 {{ let n = 0{}; n - 1000 }}\n",
+        " + f(1)".repeat(1000)
+    );
+    let out = run("calls.art", calls);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let long = format!("fn main() -> i32 {{ {} }}\n", vec!["1"; 10_002].join(" + "));
+    let out = run("long.art", long);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("expression too long: more than 10000 operators")
+            && err.contains("long.art:1:"),
+        "{err}"
+    );
+}

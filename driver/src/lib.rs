@@ -139,3 +139,31 @@ impl Default for Options {
 fn error(message: impl Into<String>) -> Diagnostic {
     Diagnostic::error_at(None, message)
 }
+
+/// The interpreter's limits as command-line flags.
+#[cfg(feature = "cli")]
+#[derive(clap::Args)]
+pub struct InterpArgs {
+    /// Maximum number of jumps the interpreter may make.
+    #[arg(long, value_name = "N", default_value_t = Limits::default().fuel)]
+    pub fuel: u64,
+    /// Maximum number of bytes the interpreted program may have allocated at once.
+    #[arg(long, value_name = "BYTES", default_value_t = Limits::default().max_memory)]
+    pub interp_memory: u64,
+    /// Maximum number of continuation frames the interpreter keeps alive at once: the
+    /// depth of non-tail recursion (each takes a few hundred bytes).
+    #[arg(long, value_name = "N", default_value_t = Limits::default().max_frames)]
+    pub interp_frames: u64,
+}
+
+#[cfg(feature = "cli")]
+impl InterpArgs {
+    /// The limits these flags give.
+    pub fn limits(&self) -> Limits {
+        Limits {
+            fuel: self.fuel,
+            max_memory: self.interp_memory,
+            max_frames: self.interp_frames,
+        }
+    }
+}

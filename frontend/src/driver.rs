@@ -46,8 +46,34 @@ impl Output {
     }
 
     /// All diagnostics rendered as text.
+    ///
+    /// At most [`MAX_SHOWN`] errors and as many warnings are rendered, then a line counts
+    /// the rest: a generated file with thousands of the same mistake stays readable.
     pub fn render(&self) -> String {
-        crate::diag::render(&self.sources, &self.diagnostics)
+        let (mut errors, mut warnings) = (0usize, 0usize);
+        let mut hidden = (0usize, 0usize);
+        let mut shown = Vec::new();
+        for d in &self.diagnostics {
+            let (count, rest) = if d.is_error() {
+                (&mut errors, &mut hidden.0)
+            } else {
+                (&mut warnings, &mut hidden.1)
+            };
+            *count += 1;
+            if *count <= MAX_SHOWN {
+                shown.push(d.clone());
+            } else {
+                *rest += 1;
+            }
+        }
+        let mut out = crate::diag::render(&self.sources, &shown);
+        for (n, what) in [(hidden.0, "error"), (hidden.1, "warning")] {
+            if n > 0 {
+                let s = if n == 1 { "" } else { "s" };
+                out.push_str(&format!("note: {n} more {what}{s} not shown\n"));
+            }
+        }
+        out
     }
 }
 
@@ -64,9 +90,32 @@ pub fn target_file(gpu: bool) -> String {
     )
 }
 
+/// How many errors, and how many warnings, [`Output::render`] shows.
+pub const MAX_SHOWN: usize = 100;
+
+/// The stack of the thread the frontend runs on: checking and lowering recurse over the
+/// syntax tree, whose depth the parser bounds ([`parser::MAX_CHAIN`] operators in a chain,
+/// [`parser::MAX_DEPTH`] levels of nesting); this is room for the deepest trees it accepts,
+/// reserved, not used.
+pub const FRONTEND_STACK: usize = 1 << 29;
+
 /// Like [`compile`], with the target: `gpu` is what the prelude's `durin_target_gpu()`
-/// returns, which chooses the mapping of `accelerator(dev)` (CUDA or the CPU).
+/// returns, which chooses the mapping of `accelerator(dev)` (CUDA or the CPU). Runs on a
+/// thread with a [`FRONTEND_STACK`] stack (on this one if no such thread can be made).
 pub fn compile_for(files: &[(String, String)], lower: bool, gpu: bool) -> Output {
+    std::thread::scope(|s| {
+        let spawned = std::thread::Builder::new()
+            .name("frontend".into())
+            .stack_size(FRONTEND_STACK)
+            .spawn_scoped(s, || compile_here(files, lower, gpu));
+        match spawned {
+            Ok(h) => h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)),
+            Err(_) => compile_here(files, lower, gpu),
+        }
+    })
+}
+
+fn compile_here(files: &[(String, String)], lower: bool, gpu: bool) -> Output {
     let mut sources = SourceMap::new();
     let mut diags = Vec::new();
     let t0 = std::time::Instant::now();

@@ -12,6 +12,11 @@ use crate::token::{Literal, Token, TokenKind as T};
 /// The deepest nesting of expressions, types, patterns and blocks the parser accepts.
 pub const MAX_DEPTH: u32 = 128;
 
+/// The longest chain of binary operators, casts or postfix operations (calls, fields,
+/// indices) in one expression the parser accepts: each makes the syntax tree one level
+/// deeper, and later stages recurse over it.
+pub const MAX_CHAIN: u32 = 10_000;
+
 /// Parses the tokens of one file (as made by [`crate::lexer::lex`], ending with `Eof`).
 pub fn parse(tokens: &[Token], diags: &mut Vec<Diagnostic>) -> Module {
     let mut p = Parser {
@@ -19,6 +24,7 @@ pub fn parse(tokens: &[Token], diags: &mut Vec<Diagnostic>) -> Module {
         pos: 0,
         diags,
         depth: 0,
+        chain: 0,
         too_deep: false,
     };
     let mut items = Vec::new();
@@ -37,6 +43,8 @@ struct Parser<'t, 'd> {
     pos: usize,
     diags: &'d mut Vec<Diagnostic>,
     depth: u32,
+    /// Operators in the chains being parsed (the syntax tree's depth from them).
+    chain: u32,
     /// Set once nesting went too deep: everything after is skipped.
     too_deep: bool,
 }
@@ -142,6 +150,28 @@ impl Parser<'_, '_> {
 
     fn leave(&mut self) {
         self.depth -= 1;
+    }
+
+    /// Adds one operator to the chain being parsed; false (after one diagnostic) when the
+    /// chains are too long.
+    fn link(&mut self) -> bool {
+        if self.too_deep {
+            return false;
+        }
+        self.chain += 1;
+        if self.chain > MAX_CHAIN {
+            self.diags.push(
+                Diagnostic::error(
+                    self.span(),
+                    format!("expression too long: more than {MAX_CHAIN} operators, casts or calls in a chain"),
+                )
+                .with_note("split it into parts with `let`; the rest of the file is not parsed"),
+            );
+            self.too_deep = true;
+            self.pos = self.toks.len() - 1;
+            return false;
+        }
+        true
     }
 
     /// Reports an Artic feature that durin parses but does not implement; `what` names it
@@ -1106,10 +1136,11 @@ impl Parser<'_, '_> {
                 span: start,
             };
         }
+        let chain = self.chain;
         let mut lhs = self.unary(no_struct);
         while let Some(op) = self.binop() {
             let prec = op.precedence();
-            if prec > max {
+            if prec > max || !self.link() {
                 break;
             }
             self.bump();
@@ -1121,6 +1152,7 @@ impl Parser<'_, '_> {
                 span: self.since(start),
             };
         }
+        self.chain = chain;
         self.leave();
         lhs
     }
@@ -1180,20 +1212,29 @@ impl Parser<'_, '_> {
     }
 
     fn casts(&mut self, mut e: Expr, start: Span) -> Expr {
-        while self.eat(&T::As) {
+        let chain = self.chain;
+        while matches!(self.peek(), T::As) && self.link() {
+            self.bump();
             let ty = self.ty();
             e = Expr {
                 kind: ExprKind::Cast(Box::new(e), ty),
                 span: self.since(start),
             };
         }
+        self.chain = chain;
         e
     }
 
     fn postfix(&mut self, no_struct: bool) -> Expr {
         let start = self.span();
         let mut e = self.primary(no_struct);
+        let chain = self.chain;
         loop {
+            let more = matches!(self.peek(), T::LParen | T::Dot | T::Inc | T::Dec);
+            if more && !self.link() {
+                self.chain = chain;
+                return e;
+            }
             match self.peek() {
                 T::LParen => {
                     self.bump();
@@ -1248,7 +1289,10 @@ impl Parser<'_, '_> {
                         span: self.since(start),
                     };
                 }
-                _ => return e,
+                _ => {
+                    self.chain = chain;
+                    return e;
+                }
             }
         }
     }

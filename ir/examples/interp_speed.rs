@@ -18,7 +18,10 @@ fn main() {
         eprintln!("{path}:{e}");
         std::process::exit(1)
     });
-    let Some(entry) = w.continuations().find(|&k| w.is_external(k) && w.body(k).is_some()) else {
+    let Some(entry) = w
+        .continuations()
+        .find(|&k| w.is_external(k) && w.body(k).is_some())
+    else {
         eprintln!("{path}: no entry");
         std::process::exit(1)
     };

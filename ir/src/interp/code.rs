@@ -27,7 +27,10 @@ pub(super) enum Op {
     Undef,
     Launch,
     /// A closure of `cont` over these frames of the running environment.
-    Closure { cont: Def, capture: Box<[u16]> },
+    Closure {
+        cont: Def,
+        capture: Box<[u16]>,
+    },
     Global(Def),
     Arith(ArithOp, Option<Prim>),
     Cmp(CmpOp, Option<Prim>),
@@ -39,13 +42,21 @@ pub(super) enum Op {
     /// Insert into an aggregate of this shape (to expand an undefined one).
     Insert(Type),
     /// An element of an array of elements this large, indexed by an integer of `bits`.
-    LeaElem { elem: u64, bits: u32, signed: bool },
+    LeaElem {
+        elem: u64,
+        bits: u32,
+        signed: bool,
+    },
     /// A field of a tuple or struct at these offsets.
     LeaField(Rc<[u64]>),
     /// A stack slot of this many bytes.
     Slot(u64),
     /// An array of elements this large, counted by an integer of `bits`.
-    Alloc { elem: u64, bits: u32, signed: bool },
+    Alloc {
+        elem: u64,
+        bits: u32,
+        signed: bool,
+    },
     Load(Rc<Shape>),
     Store(Rc<Shape>),
     Known(bool),
@@ -262,7 +273,10 @@ impl Compiler<'_> {
     /// Whether a def that depends on no parameter is computed once per run of the program.
     fn constant_kind(&self, d: Def) -> bool {
         let n = self.w.node(d);
-        !matches!(n, Node::Lit(_) | Node::Bottom | Node::Launch | Node::Param(_)) && !n.is_nominal()
+        !matches!(
+            n,
+            Node::Lit(_) | Node::Bottom | Node::Launch | Node::Param(_)
+        ) && !n.is_nominal()
     }
 
     /// The defs `roots` need, operands first (not entering nominals), each once; computes
@@ -339,12 +353,13 @@ impl Compiler<'_> {
             if k == p.cont {
                 env_len
             } else {
-                env.iter().position(|&e| e == k).map_or(u16::MAX, |i| i as u16)
+                env.iter()
+                    .position(|&e| e == k)
+                    .map_or(u16::MAX, |i| i as u16)
             }
         };
-        let capture = |k: Def| -> Box<[u16]> {
-            self.free.owners(k).iter().map(|&o| frame_of(o)).collect()
-        };
+        let capture =
+            |k: Def| -> Box<[u16]> { self.free.owners(k).iter().map(|&o| frame_of(o)).collect() };
         let mut index: FxHashMap<Def, Src> = FxHashMap::default();
         let mut lits: Vec<super::Value> = Vec::new();
         let mut steps = Vec::with_capacity(p.order.len());
@@ -399,7 +414,12 @@ impl Compiler<'_> {
                 Memo::None
             };
             index.insert(d, Src::Reg(steps.len() as u32));
-            steps.push(Step { def: d, op, ops, memo });
+            steps.push(Step {
+                def: d,
+                op,
+                ops,
+                memo,
+            });
         }
         let jump = match p.callee {
             Callee::Value(d) => Jump::Value(index[&d]),

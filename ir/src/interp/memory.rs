@@ -78,7 +78,11 @@ pub(super) enum Shape {
     /// A tuple or struct: its parts at their offsets.
     Agg(Vec<(u64, Rc<Shape>)>),
     /// A definite array: `n` elements, `stride` bytes apart.
-    Array { n: u64, stride: u64, elem: Rc<Shape> },
+    Array {
+        n: u64,
+        stride: u64,
+        elem: Rc<Shape>,
+    },
     /// A type with no bytes (`mem`, the unit tuple has `Agg` with no parts).
     Empty,
 }
@@ -89,10 +93,7 @@ impl Shape {
             TypeKind::Bool => Shape::Bits(1),
             TypeKind::Int { bits, .. } | TypeKind::Float { bits } => Shape::Bits(bits / 8),
             TypeKind::Ptr { .. } | TypeKind::Cont(_) => Shape::Ref,
-            TypeKind::Array {
-                elem,
-                len: Some(n),
-            } => {
+            TypeKind::Array { elem, len: Some(n) } => {
                 let (stride, _) = size_align(w, *elem);
                 Shape::Array {
                     n: *n,
@@ -121,11 +122,11 @@ impl Shape {
         match self {
             Shape::Bits(n) => *n as u64,
             Shape::Ref => 8,
-            Shape::Agg(parts) => parts
-                .last()
-                .map_or(0, |(off, s)| off + s.size()),
+            Shape::Agg(parts) => parts.last().map_or(0, |(off, s)| off + s.size()),
             Shape::Array { n: 0, .. } => 0,
-            Shape::Array { n, stride, elem } => (n - 1).saturating_mul(*stride).saturating_add(elem.size()),
+            Shape::Array { n, stride, elem } => {
+                (n - 1).saturating_mul(*stride).saturating_add(elem.size())
+            }
             Shape::Empty => 0,
         }
     }
@@ -216,8 +217,7 @@ impl Memory {
                     Some(v) => v.clone(),
                     None => {
                         return Err(
-                            "load of a pointer or function from memory that holds a number"
-                                .into(),
+                            "load of a pointer or function from memory that holds a number".into(),
                         )
                     }
                 }
@@ -278,7 +278,9 @@ impl Memory {
         }
         let n = size as usize;
         let bytes = self.blocks[sb].bytes[so..so + n].to_vec();
-        let init: Vec<bool> = (so..so + n).map(|i| bit(&self.blocks[sb].init, i)).collect();
+        let init: Vec<bool> = (so..so + n)
+            .map(|i| bit(&self.blocks[sb].init, i))
+            .collect();
         let refs: Vec<(u64, Value)> = self.blocks[sb]
             .refs
             .range(so as u64..(so + n) as u64)

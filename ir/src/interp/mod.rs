@@ -151,7 +151,10 @@ impl Drop for Frame {
         FRAMES.with(|c| c.set(c.get() - 1));
         let mut values: Vec<Value> = std::mem::take(&mut self.args);
         values.extend(self.memo.get_mut().drain(..).flatten());
-        if !values.iter().any(|v| matches!(v, Value::Closure(_) | Value::Agg(_))) {
+        if !values
+            .iter()
+            .any(|v| matches!(v, Value::Closure(_) | Value::Agg(_)))
+        {
             return;
         }
         let mut frames: Vec<Rc<Frame>> = Vec::new();
@@ -450,7 +453,12 @@ impl Interp<'_, '_> {
     }
 
     /// Jumps to `target` with `args` and runs until the exit continuation is called.
-    pub(super) fn run_from(&mut self, target: Target, args: Vec<Value>, at: Def) -> Result<Vec<Value>, Fail> {
+    pub(super) fn run_from(
+        &mut self,
+        target: Target,
+        args: Vec<Value>,
+        at: Def,
+    ) -> Result<Vec<Value>, Fail> {
         let prog = self.prog.clone();
         let mut target = target;
         let mut args = args;
@@ -490,7 +498,10 @@ impl Interp<'_, '_> {
                 continue;
             };
             if env.len() != code.env_len as usize {
-                return Err((k, "a closure whose captured frames do not fit its continuation".into()));
+                return Err((
+                    k,
+                    "a closure whose captured frames do not fit its continuation".into(),
+                ));
             }
             let alive = FRAMES.with(|c| c.get()) - self.frames_before;
             if alive >= self.limits.max_frames {
@@ -531,7 +542,11 @@ impl Interp<'_, '_> {
                 match *s {
                     Src::Reg(r) => regs[r as usize].clone(),
                     Src::Param(f, i) => {
-                        let f = if f as usize == env.len() { &own } else { &env[f as usize] };
+                        let f = if f as usize == env.len() {
+                            &own
+                        } else {
+                            &env[f as usize]
+                        };
                         f.args[i as usize].clone()
                     }
                     Src::Lit(i) => code.lits[i as usize].clone(),
@@ -617,11 +632,15 @@ impl Interp<'_, '_> {
         };
         for st in &code.steps {
             let v = match &st.memo {
-                Memo::None => self.compute(code, st, regs, env, own).map_err(|m| (st.def, m))?,
+                Memo::None => self
+                    .compute(code, st, regs, env, own)
+                    .map_err(|m| (st.def, m))?,
                 memo => match self.remembered(memo, &frame) {
                     Ok(v) => v,
                     Err(slot) => {
-                        let v = self.compute(code, st, regs, env, own).map_err(|m| (st.def, m))?;
+                        let v = self
+                            .compute(code, st, regs, env, own)
+                            .map_err(|m| (st.def, m))?;
                         self.remember(st, memo, slot, &v);
                         v
                     }
@@ -658,8 +677,17 @@ impl Interp<'_, '_> {
     }
 
     /// Remembers `v`, the value of `st`, at `memo`.
-    fn remember(&mut self, st: &code::Step, memo: &Memo, slot: Option<(&Rc<Frame>, u32)>, v: &Value) {
-        let effect = matches!(st.op, Op::Load(_) | Op::Store(_) | Op::Slot(_) | Op::Alloc { .. });
+    fn remember(
+        &mut self,
+        st: &code::Step,
+        memo: &Memo,
+        slot: Option<(&Rc<Frame>, u32)>,
+        v: &Value,
+    ) {
+        let effect = matches!(
+            st.op,
+            Op::Load(_) | Op::Store(_) | Op::Slot(_) | Op::Alloc { .. }
+        );
         // A closure kept in a frame may refer to that frame: such a cycle would never be
         // freed, so closures are rebuilt instead (an effect's result is kept: a load must
         // not run twice).
@@ -951,4 +979,3 @@ pub fn format_value(w: &World, ty: Type, v: &Value) -> String {
         (_, Value::Bits(b)) => format!("{b:#x}"),
     }
 }
-

@@ -6,7 +6,12 @@ use crate::def::Def;
 
 impl Interp<'_, '_> {
     /// The runtime functions a program may import, as AnyDSL's runtime provides them.
-    pub(super) fn call_import(&mut self, name: &str, args: &[Value], at: Def) -> Result<Vec<Value>, String> {
+    pub(super) fn call_import(
+        &mut self,
+        name: &str,
+        args: &[Value],
+        at: Def,
+    ) -> Result<Vec<Value>, String> {
         let bits = |i: usize| match args.get(i) {
             Some(Value::Bits(b)) => Ok(*b),
             _ => Err(format!("`{name}` expects a number as argument {i}")),
@@ -206,7 +211,6 @@ pub fn format_general(x: f64, precision: usize) -> String {
         trim(&format!("{x:.decimals$}"))
     }
 }
-
 
 #[cfg(test)]
 mod tests {
