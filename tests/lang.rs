@@ -442,3 +442,36 @@ fn long_flat_chains_compile_or_stop_with_a_place() {
         "{err}"
     );
 }
+
+/// A function of 4,000 parameters and a `match` of 10,000 arms check and run (both took
+/// seconds to tens of seconds when names and uses were found in quadratic time).
+#[test]
+fn many_parameters_and_match_arms() {
+    let dir = std::env::temp_dir().join(format!("durin-wide-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temporary folder");
+    let params: Vec<String> = (0..4000).map(|i| format!("_p{i}: i32")).collect();
+    let args: Vec<String> = (0..4000).map(|i| i.to_string()).collect();
+    let arms: String = (0..10_000)
+        .map(|i| format!("        {i} => {},\n", i * 3))
+        .collect();
+    let src = format!(
+        "fn f({}) -> i32 {{ _p3999 }}\n\
+         fn g(x: i32) -> i32 {{\n    match x {{\n{arms}        _ => 0\n    }}\n}}\n\
+         fn main(argc: i32, _argv: &[&[u8]]) -> i32 {{ f({}) - 3999 + g(argc + 4) - 15 }}\n",
+        params.join(", "),
+        args.join(", ")
+    );
+    let path = dir.join("wide.art");
+    std::fs::write(&path, src).expect("write the program");
+    let out = Command::new(env!("CARGO_BIN_EXE_durin"))
+        .args(["run", "--backend", "interp", "--deny-warnings"])
+        .arg(&path)
+        .output()
+        .expect("durin runs");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -13,7 +13,7 @@
 
 use crate::live::Live;
 use crate::rewrite::{
-    closed_conts, cont_param_types, direct_uses, reached_scope, specialize, DefSet, Rewriter,
+    closed_conts, cont_param_types, reached_scope, specialize, DefSet, Rewriter, UseCache,
 };
 use durin_ir::{Def, Node, World};
 use rustc_hash::FxHashMap;
@@ -200,6 +200,8 @@ pub fn drop_params(w: &mut World) -> bool {
     // callers, not in `sites`). A candidate that touches any of it waits for the next sweep,
     // which sees the world as it is then.
     let mut tainted: DefSet = DefSet::default();
+    // One cache for the whole pass: a fresh one per continuation is as large as the world.
+    let mut uses = UseCache::default();
     let all: DefSet = conts.iter().copied().collect();
     let closed = closed_conts(w, &all);
     let is_closed = |d: Def| closed.get(&d).copied().unwrap_or(false);
@@ -279,7 +281,7 @@ pub fn drop_params(w: &mut World) -> bool {
             .collect();
         for c in made {
             tainted.insert(c);
-            tainted.extend(direct_uses(w, c).0);
+            tainted.extend(uses.direct_uses(w, c).0);
         }
         let keep: Vec<bool> = subst.iter().map(Option::is_none).collect();
         replaced.push((k, clone, keep));

@@ -220,12 +220,6 @@ impl UseCache {
     }
 }
 
-/// The continuations and parameters that one continuation's body reaches directly: through
-/// structural defs, not through other nominals.
-pub fn direct_uses(w: &World, k: Def) -> (Vec<Def>, Vec<Def>) {
-    UseCache::default().direct_uses(w, k)
-}
-
 /// The reached scope of `entry`: `entry` and the continuations reachable from it that use,
 /// directly or through another such continuation, a parameter of a continuation of the
 /// scope. Found from `entry` outwards (over what `entry` reaches), in time linear in that.

@@ -40,6 +40,9 @@ fn sanitize(name: &str) -> String {
 struct Namer {
     used: FxHashSet<String>,
     counter: usize,
+    /// For each base name, the suffix to try first: the smallest free one only grows, so
+    /// ten thousand continuations named alike take linear time.
+    next: rustc_hash::FxHashMap<String, usize>,
 }
 
 impl Namer {
@@ -49,10 +52,14 @@ impl Namer {
             // A name made only of digits could collide with a numbered one.
             Some(b) if !b.bytes().all(|c| c.is_ascii_digit()) => {
                 let mut n = b.clone();
-                let mut k = 1;
-                while self.used.contains(&n) {
+                let mut k = self.next.get(&b).copied().unwrap_or(1);
+                if self.used.contains(&n) {
                     n = format!("{b}.{k}");
-                    k += 1;
+                    while self.used.contains(&n) {
+                        k += 1;
+                        n = format!("{b}.{k}");
+                    }
+                    self.next.insert(b, k + 1);
                 }
                 n
             }
@@ -76,6 +83,7 @@ impl Layout {
         let mut globals = Namer {
             used: FxHashSet::default(),
             counter: 0,
+            next: Default::default(),
         };
         for n in w.nominals() {
             names.insert(n, format!("@{}", globals.fresh(w.name(n))));
@@ -83,6 +91,7 @@ impl Layout {
         let mut locals = Namer {
             used: FxHashSet::default(),
             counter: 0,
+            next: Default::default(),
         };
         let mut blocks = IndexMap::default();
         let mut placed: DefMap<()> = DefMap::new();
