@@ -384,56 +384,50 @@ fn snapshots(sub: &str, want_exit: i32, at_least: usize) {
     );
 }
 
-/// Long flat chains (a 5,000-term sum, 10,000 casts, a sum of 1,000 calls) compile; a chain past
-/// the parser's limit is an error with its place, never a stack overflow.
+/// Writes `src` as `name` in a temporary folder and runs it in the interpreter with
+/// warnings denied.
+fn run_generated(name: &str, src: String) -> std::process::Output {
+    let dir = std::env::temp_dir().join(format!("durin-generated-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temporary folder");
+    let path = dir.join(name);
+    std::fs::write(&path, src).expect("write the program");
+    Command::new(env!("CARGO_BIN_EXE_durin"))
+        .args(["run", "--backend", "interp", "--deny-warnings"])
+        .arg(&path)
+        .output()
+        .expect("durin runs")
+}
+
+fn assert_success(out: &std::process::Output) {
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Long flat chains (a 5,000-term sum, 10,000 casts, a sum of 1,000 calls) compile; a chain
+/// past the parser's limit is an error with its place, never a stack overflow.
 #[test]
 fn long_flat_chains_compile_or_stop_with_a_place() {
-    let dir = std::env::temp_dir().join(format!("durin-chains-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temporary folder");
-    let run = |name: &str, src: String| {
-        let path = dir.join(name);
-        std::fs::write(&path, src).expect("write the program");
-        Command::new(env!("CARGO_BIN_EXE_durin"))
-            .args(["run", "--backend", "interp", "--deny-warnings"])
-            .arg(&path)
-            .output()
-            .expect("durin runs")
-    };
-    let sum = format!(
-        "fn main() -> i32 {{ let x = {}; x - 5000 }}\n",
-        vec!["1"; 5000].join(" + ")
-    );
-    let out = run("sum.art", sum);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let casts = format!(
-        "fn main() -> i32 {{ let x = (7 as i64){}; x as i32 - 7 }}\n",
-        " as i32 as i64".repeat(5000)
-    );
-    let out = run("casts.art", casts);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let calls = format!(
-        "fn f(x: i32) -> i32 {{ x }}\nfn main() -> i32 {{ let n = 0{}; n - 1000 }}\n",
-        " + f(1)".repeat(1000)
-    );
-    let out = run("calls.art", calls);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let long = format!("fn main() -> i32 {{ {} }}\n", vec!["1"; 10_002].join(" + "));
-    let out = run("long.art", long);
+    let terms = vec!["1"; 5000].join(" + ");
+    assert_success(&run_generated(
+        "sum.art",
+        format!("fn main() -> i32 {{ let x = {terms}; x - 5000 }}\n"),
+    ));
+    let casts = " as i32 as i64".repeat(5000);
+    assert_success(&run_generated(
+        "casts.art",
+        format!("fn main() -> i32 {{ let x = (7 as i64){casts}; x as i32 - 7 }}\n"),
+    ));
+    let calls = " + f(1)".repeat(1000);
+    assert_success(&run_generated(
+        "calls.art",
+        format!("fn f(x: i32) -> i32 {{ x }}\nfn main() -> i32 {{ let n = 0{calls}; n - 1000 }}\n"),
+    ));
+    let long = vec!["1"; 10_002].join(" + ");
+    let out = run_generated("long.art", format!("fn main() -> i32 {{ {long} }}\n"));
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(
@@ -447,8 +441,6 @@ fn long_flat_chains_compile_or_stop_with_a_place() {
 /// seconds to tens of seconds when names and uses were found in quadratic time).
 #[test]
 fn many_parameters_and_match_arms() {
-    let dir = std::env::temp_dir().join(format!("durin-wide-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temporary folder");
     let params: Vec<String> = (0..4000).map(|i| format!("_p{i}: i32")).collect();
     let args: Vec<String> = (0..4000).map(|i| i.to_string()).collect();
     let arms: String = (0..10_000)
@@ -461,17 +453,5 @@ fn many_parameters_and_match_arms() {
         params.join(", "),
         args.join(", ")
     );
-    let path = dir.join("wide.art");
-    std::fs::write(&path, src).expect("write the program");
-    let out = Command::new(env!("CARGO_BIN_EXE_durin"))
-        .args(["run", "--backend", "interp", "--deny-warnings"])
-        .arg(&path)
-        .output()
-        .expect("durin runs");
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&run_generated("wide.art", src));
 }

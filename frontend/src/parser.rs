@@ -134,18 +134,22 @@ impl Parser<'_, '_> {
         }
         self.depth += 1;
         if self.depth > MAX_DEPTH {
-            self.diags.push(
-                Diagnostic::error(
-                    self.span(),
-                    format!("nesting deeper than {MAX_DEPTH} levels"),
-                )
-                .with_note("the rest of the file is not parsed"),
-            );
-            self.too_deep = true;
-            self.pos = self.toks.len() - 1;
-            return false;
+            let d = Diagnostic::error(
+                self.span(),
+                format!("nesting deeper than {MAX_DEPTH} levels"),
+            )
+            .with_note("the rest of the file is not parsed");
+            return self.give_up(d);
         }
         true
+    }
+
+    /// Reports `d` and skips the rest of the file (the input is too deep to parse safely).
+    fn give_up(&mut self, d: Diagnostic) -> bool {
+        self.diags.push(d);
+        self.too_deep = true;
+        self.pos = self.toks.len() - 1;
+        false
     }
 
     fn leave(&mut self) {
@@ -160,16 +164,12 @@ impl Parser<'_, '_> {
         }
         self.chain += 1;
         if self.chain > MAX_CHAIN {
-            self.diags.push(
-                Diagnostic::error(
-                    self.span(),
-                    format!("expression too long: more than {MAX_CHAIN} operators, casts or calls in a chain"),
-                )
-                .with_note("split it into parts with `let`; the rest of the file is not parsed"),
-            );
-            self.too_deep = true;
-            self.pos = self.toks.len() - 1;
-            return false;
+            let d = Diagnostic::error(
+                self.span(),
+                format!("expression too long: more than {MAX_CHAIN} operators, casts or calls in a chain"),
+            )
+            .with_note("split it into parts with `let`; the rest of the file is not parsed");
+            return self.give_up(d);
         }
         true
     }
