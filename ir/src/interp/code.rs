@@ -8,9 +8,10 @@
 //! one that bodies of other continuations use too gets a slot in its owner's frame, which
 //! they look at first. Pure defs are computed where they are needed (again in each body
 //! that needs them: the same value, for at most that body's length in work), and those
-//! that depend on no parameter once per run of the program. Closures are rebuilt where
-//! they are needed, never remembered (a frame holding a closure over itself would never
-//! be freed).
+//! that depend on no parameter once per run of the program (a closed continuation's
+//! closure among them). Closures over frames are rebuilt where they are needed: frames
+//! remember only effects, so no frame holds a closure over itself (unless one was stored
+//! in memory and loaded), which would never be freed.
 
 use super::memory::Shape;
 use crate::analysis::free::FreeParams;

@@ -439,6 +439,26 @@ fn value_params(w: &World, ptys: &[Type]) -> usize {
         .count()
 }
 
+/// Frame `i` of a running environment: the closure's frames, then the running one.
+fn frame_at<'a>(env: &'a [Rc<Frame>], own: &'a Rc<Frame>, i: u16) -> &'a Rc<Frame> {
+    env.get(i as usize).unwrap_or(own)
+}
+
+/// The value at `s` while `code` runs with `regs`, in `env` and frame `own`.
+fn value_at<'a>(
+    code: &'a Code,
+    regs: &'a [Value],
+    env: &'a [Rc<Frame>],
+    own: &'a Rc<Frame>,
+    s: Src,
+) -> &'a Value {
+    match s {
+        Src::Reg(r) => &regs[r as usize],
+        Src::Param(f, p) => &frame_at(env, own, f).args[p as usize],
+        Src::Lit(l) => &code.lits[l as usize],
+    }
+}
+
 /// Where the next jump goes.
 pub(super) enum Target {
     /// A continuation value (or the exit).
@@ -531,27 +551,8 @@ impl Interp<'_, '_> {
             };
             regs.clear();
             self.steps(code, env, &own, &mut regs)?;
-            let frame = |i: u16| -> Rc<Frame> {
-                if i as usize == env.len() {
-                    own.clone()
-                } else {
-                    env[i as usize].clone()
-                }
-            };
-            let src = |s: &Src| -> Value {
-                match *s {
-                    Src::Reg(r) => regs[r as usize].clone(),
-                    Src::Param(f, i) => {
-                        let f = if f as usize == env.len() {
-                            &own
-                        } else {
-                            &env[f as usize]
-                        };
-                        f.args[i as usize].clone()
-                    }
-                    Src::Lit(i) => code.lits[i as usize].clone(),
-                }
-            };
+            let frame = |i: u16| frame_at(env, &own, i).clone();
+            let src = |s: &Src| value_at(code, &regs, env, &own, *s).clone();
             let next = match &code.jump {
                 Jump::Value(r) => Target::Value(src(r)),
                 Jump::Direct(k, capture) => Target::Direct(*k, Env::capture(capture, frame)),
@@ -623,13 +624,7 @@ impl Interp<'_, '_> {
         own: &Rc<Frame>,
         regs: &mut Vec<Value>,
     ) -> Result<(), Fail> {
-        let frame = |i: u16| -> &Rc<Frame> {
-            if i as usize == env.len() {
-                own
-            } else {
-                &env[i as usize]
-            }
-        };
+        let frame = |i: u16| frame_at(env, own, i);
         for st in &code.steps {
             let v = match &st.memo {
                 Memo::None => self
@@ -641,7 +636,7 @@ impl Interp<'_, '_> {
                         let v = self
                             .compute(code, st, regs, env, own)
                             .map_err(|m| (st.def, m))?;
-                        self.remember(st, memo, slot, &v);
+                        self.remember(memo, slot, &v);
                         v
                     }
                 },
@@ -676,24 +671,9 @@ impl Interp<'_, '_> {
         Err(slot)
     }
 
-    /// Remembers `v`, the value of `st`, at `memo`.
-    fn remember(
-        &mut self,
-        st: &code::Step,
-        memo: &Memo,
-        slot: Option<(&Rc<Frame>, u32)>,
-        v: &Value,
-    ) {
-        let effect = matches!(
-            st.op,
-            Op::Load(_) | Op::Store(_) | Op::Slot(_) | Op::Alloc { .. }
-        );
-        // A closure kept in a frame may refer to that frame: such a cycle would never be
-        // freed, so closures are rebuilt instead (an effect's result is kept: a load must
-        // not run twice).
-        if !effect && holds_closure(v) {
-            return;
-        }
+    /// Remembers `v` at `memo`. Frames remember only effects, and constants capture no
+    /// frame, so nothing remembered makes a cycle of frames (a loaded closure aside).
+    fn remember(&mut self, memo: &Memo, slot: Option<(&Rc<Frame>, u32)>, v: &Value) {
         match (memo, slot) {
             (Memo::Const(i), _) => self.consts[*i as usize] = Some(v.clone()),
             (_, Some((f, s))) => f.memo.borrow_mut()[s as usize] = Some(v.clone()),
@@ -710,20 +690,7 @@ impl Interp<'_, '_> {
         env: &[Rc<Frame>],
         own: &Rc<Frame>,
     ) -> Result<Value, String> {
-        let frame = |i: u16| -> &Rc<Frame> {
-            if i as usize == env.len() {
-                own
-            } else {
-                &env[i as usize]
-            }
-        };
-        let op = |i: usize| -> &Value {
-            match st.ops[i] {
-                Src::Reg(r) => &regs[r as usize],
-                Src::Param(f, p) => &frame(f).args[p as usize],
-                Src::Lit(l) => &code.lits[l as usize],
-            }
-        };
+        let op = |i: usize| value_at(code, regs, env, own, st.ops[i]);
         Ok(match &st.op {
             Op::Undef => Value::Undef,
             Op::Launch => {
@@ -731,7 +698,7 @@ impl Interp<'_, '_> {
             }
             Op::Closure { cont, capture } => Value::Closure(Rc::new(Closure {
                 cont: *cont,
-                env: Env::capture(capture, |i| frame(i).clone()),
+                env: Env::capture(capture, |i| frame_at(env, own, i).clone()),
             })),
             Op::Global(g) => self.global(*g)?,
             Op::Arith(o, p) => {
@@ -918,14 +885,6 @@ fn undef_agg(w: &World, ty: Type) -> Result<Rc<Vec<Value>>, String> {
         return Err(format!("an aggregate value of {n} elements"));
     }
     Ok(Rc::new(vec![Value::Undef; n as usize]))
-}
-
-fn holds_closure(v: &Value) -> bool {
-    match v {
-        Value::Closure(_) => true,
-        Value::Agg(elems) => elems.iter().any(holds_closure),
-        _ => false,
-    }
 }
 
 /// Reads a value of primitive type `ty` from text (as `durin ir --run` arguments).
