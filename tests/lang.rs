@@ -391,11 +391,8 @@ fn run_generated(name: &str, src: String) -> std::process::Output {
     std::fs::create_dir_all(&dir).expect("temporary folder");
     let path = dir.join(name);
     std::fs::write(&path, src).expect("write the program");
-    Command::new(env!("CARGO_BIN_EXE_durin"))
-        .args(["run", "--backend", "interp", "--deny-warnings"])
-        .arg(&path)
-        .output()
-        .expect("durin runs")
+    let path = path.to_str().expect("a UTF-8 temporary path");
+    common::durin(&["run", "--backend", "interp", "--deny-warnings", path])
 }
 
 fn assert_success(out: &std::process::Output) {

@@ -94,68 +94,34 @@ fn shape() -> impl Strategy<Value = Shape> {
 /// Writes generator definitions for `g` into `defs`; returns the expression that makes
 /// the loop `for i in EXPR(lo, hi)` in the program.
 fn define(g: &Gen, defs: &mut String, next: &mut usize) -> String {
-    match g {
-        Gen::Range => "range".into(),
-        Gen::Unroll => "unroll".into(),
-        Gen::Step { unrolled } => {
-            let name = format!("g{}", *next);
-            *next += 1;
-            let step = if *unrolled {
-                "unroll_step"
-            } else {
-                "range_step"
-            };
-            let _ = writeln!(
-                defs,
-                "fn @{name}(body: fn(i32) -> ()) -> fn(i32, i32) -> () {{\n    \
-                 @|lo: i32, hi: i32| {{ for i in {step}(lo, hi, 1) {{ body(i) }} }}\n}}"
-            );
-            name
-        }
-        Gen::Parallel(threads) => {
-            let name = format!("g{}", *next);
-            *next += 1;
-            let _ = writeln!(
-                defs,
-                "fn @{name}(body: fn(i32) -> ()) -> fn(i32, i32) -> () {{\n    \
-                 @|lo: i32, hi: i32| {{ for i in parallel({threads}, lo, hi) {{ body(i) }} }}\n}}"
-            );
-            name
-        }
-        Gen::Vectorize(width) => {
-            let name = format!("g{}", *next);
-            *next += 1;
-            let _ = writeln!(
-                defs,
-                "fn @{name}(body: fn(i32) -> ()) -> fn(i32, i32) -> () {{\n    \
-                 @|lo: i32, hi: i32| {{ for i in vectorize({width}, lo, hi) {{ body(i) }} }}\n}}"
-            );
-            name
-        }
+    // Each generator is `@|lo, hi| { for i in LOOP { CALL } }`: its loop and body call.
+    let (head, call) = match g {
+        Gen::Range => return "range".into(),
+        Gen::Unroll => return "unroll".into(),
+        Gen::Step { unrolled: true } => ("unroll_step(lo, hi, 1)".into(), "body(i)".into()),
+        Gen::Step { unrolled: false } => ("range_step(lo, hi, 1)".into(), "body(i)".into()),
+        Gen::Parallel(threads) => (format!("parallel({threads}, lo, hi)"), "body(i)".into()),
+        Gen::Vectorize(width) => (format!("vectorize({width}, lo, hi)"), "body(i)".into()),
         Gen::Wrap { inner, run } => {
-            let inner = define(inner, defs, next);
-            let name = format!("g{}", *next);
-            *next += 1;
             let at = if *run { "@" } else { "" };
-            let _ = writeln!(
-                defs,
-                "fn @{name}(body: fn(i32) -> ()) -> fn(i32, i32) -> () {{\n    \
-                 @|lo: i32, hi: i32| {{ for i in {inner}(lo, hi) {{ {at}body(i) }} }}\n}}"
-            );
-            name
+            (
+                format!("{}(lo, hi)", define(inner, defs, next)),
+                format!("{at}body(i)"),
+            )
         }
-        Gen::Shift { inner, k } => {
-            let inner = define(inner, defs, next);
-            let name = format!("g{}", *next);
-            *next += 1;
-            let _ = writeln!(
-                defs,
-                "fn @{name}(body: fn(i32) -> ()) -> fn(i32, i32) -> () {{\n    \
-                 @|lo: i32, hi: i32| {{ for i in {inner}(lo + {k}, hi + {k}) {{ body(i - {k}) }} }}\n}}"
-            );
-            name
-        }
-    }
+        Gen::Shift { inner, k } => (
+            format!("{}(lo + {k}, hi + {k})", define(inner, defs, next)),
+            format!("body(i - {k})"),
+        ),
+    };
+    let name = format!("g{}", *next);
+    *next += 1;
+    let _ = writeln!(
+        defs,
+        "fn @{name}(body: fn(i32) -> ()) -> fn(i32, i32) -> () {{\n    \
+         @|lo: i32, hi: i32| {{ for i in {head} {{ {call} }} }}\n}}"
+    );
+    name
 }
 
 impl Shape {

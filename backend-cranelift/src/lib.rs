@@ -19,7 +19,13 @@ use std::time::{Duration, Instant};
 /// A construct the back end does not translate (an error without a place; callers add
 /// the place with [`Diagnostic::at`]).
 pub(crate) fn unsupported(what: impl Into<String>) -> Diagnostic {
-    Diagnostic::error_at(None, format!("not supported by the Cranelift tier: {} (the LLVM back end, `--backend llvm`, may support it)", what.into()))
+    Diagnostic::unsupported(
+        "by the Cranelift tier",
+        format!(
+            "{} (the LLVM back end, `--backend llvm`, may support it)",
+            what.into()
+        ),
+    )
 }
 
 /// A broken invariant of the back end's input or of the back end itself.

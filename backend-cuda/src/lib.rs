@@ -19,10 +19,7 @@ pub use durin_diag::Diagnostic;
 /// A construct the back end does not translate (an error without a place; callers add
 /// the place with [`Diagnostic::at`]).
 pub(crate) fn unsupported(what: impl Into<String>) -> Diagnostic {
-    Diagnostic::error_at(
-        None,
-        format!("not supported in a GPU kernel: {}", what.into()),
-    )
+    Diagnostic::unsupported("in a GPU kernel", what)
 }
 
 /// A broken invariant of the back end's input or of the back end itself.

@@ -81,6 +81,13 @@ impl Diagnostic {
         )
     }
 
+    /// A construct that a part of the compiler does not handle, `context` saying which
+    /// ("by the LLVM back end", "in a GPU kernel"), without a place; callers add one with
+    /// [`Diagnostic::at`].
+    pub fn unsupported(context: &str, what: impl Into<String>) -> Diagnostic {
+        Diagnostic::error_at(None, format!("not supported {context}: {}", what.into()))
+    }
+
     /// A warning at `span`.
     pub fn warning(span: Span, message: impl Into<String>) -> Diagnostic {
         Diagnostic {
