@@ -217,11 +217,7 @@ impl Compiler<'_> {
             }
         }
         let mut memo_len: DefMap<u32> = DefMap::new();
-        let mut defs: Vec<Def> = Vec::new();
-        for p in &plans {
-            defs.extend(p.order.iter().copied());
-        }
-        for d in defs {
+        for d in plans.iter().flat_map(|p| p.order.iter().copied()) {
             let Some(us) = users.get(d) else { continue };
             if self.slots.contains_key(d) {
                 continue;
