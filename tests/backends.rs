@@ -14,7 +14,7 @@ use durin_backend_cranelift as cranelift;
 use durin_backend_llvm as llvm;
 use durin_ir::interp;
 use durin_ir::semantics::mask;
-use durin_ir::strategy::{expr, recipe, ExprProgram, Recipe, EXPR_TYPES};
+use durin_ir::strategy::{expr, recipe, ExprProgram, Recipe, EXPR_ARGS, EXPR_TYPES};
 use durin_ir::{text, Def, TypeKind, World};
 use durin_passes::{Config, PassContext, Pipeline, PrintAfter, RunOptions};
 use inkwell::context::Context;
@@ -182,8 +182,8 @@ proptest! {
 
     #[test]
     fn expressions_agree_with_the_interpreter(
-        e in expr(), ty in 0u8..9, normalize in any::<bool>(), level in 0u8..=3,
-        args in proptest::collection::vec(any::<u64>(), 18),
+        e in expr(), ty in 0u8..EXPR_TYPES.len() as u8, normalize in any::<bool>(), level in 0u8..=3,
+        args in proptest::collection::vec(any::<u64>(), EXPR_ARGS),
     ) {
         let mut p = ExprProgram::new(ty, normalize);
         p.build(&e, ty);
@@ -203,7 +203,11 @@ proptest! {
             }).map_err(TestCaseError::fail)?;
             let g = mask(bits, got);
             let same = g == want || (is_float && {
-                let nan = |v: u64| if bits == 32 { f32::from_bits(v as u32).is_nan() } else { f64::from_bits(v).is_nan() };
+                let nan = |v: u64| match bits {
+                    16 => half::f16::from_bits(v as u16).is_nan(),
+                    32 => f32::from_bits(v as u32).is_nan(),
+                    _ => f64::from_bits(v).is_nan(),
+                };
                 nan(g) && nan(want)
             });
             prop_assert!(same, "{rt}: {backend:?} {g:#x}, interpreter {want:#x}\n{}", text::print(&w));

@@ -28,6 +28,7 @@
 
 use crate::def::{ArithOp, CmpOp, Def};
 use crate::interp::{self, InterpError, Limits, Value};
+use crate::semantics::Prim;
 use crate::types::Type;
 use crate::world::World;
 use proptest::prelude::*;
@@ -588,7 +589,8 @@ pub enum Expr {
     Select(Box<Expr>, Box<Expr>, Box<Expr>),
     /// A conversion from primitive type number `.0`.
     Conv(u8, Box<Expr>),
-    /// A bitcast from the other type of the same width, if there is one.
+    /// A bitcast from another type of the same width (see [`bitcast_source`]); none for
+    /// `bool`.
     Bitcast(Box<Expr>),
     /// `extract(insert(tuple(a, b), i, v), j)`.
     Tuple(Box<Expr>, Box<Expr>, Box<Expr>, bool, bool),
@@ -597,8 +599,30 @@ pub enum Expr {
     Known(u8, Box<Expr>),
 }
 
-/// The primitive types expressions range over, by number.
-pub const EXPR_TYPES: [&str; 9] = ["bool", "i8", "u8", "i16", "i32", "u32", "i64", "f32", "f64"];
+/// The primitive types expressions range over, by number: every primitive type of the IR,
+/// grouped by width so that [`bitcast_source`] can pick a partner of the same width.
+pub const EXPR_TYPES: [&str; 12] = [
+    "bool", "i8", "u8", "i16", "u16", "f16", "i32", "u32", "f32", "i64", "u64", "f64",
+];
+
+/// The number of arguments an [`ExprProgram`] takes: two of each type.
+pub const EXPR_ARGS: usize = 2 * EXPR_TYPES.len();
+
+const NUM_TYPES: u8 = EXPR_TYPES.len() as u8;
+
+/// The type number a bitcast to type number `t` starts from: the next type of the same
+/// width (`i8 <- u8 <- i8`, `i16 <- u16 <- f16 <- i16`, ...); `bool` has none.
+pub fn bitcast_source(t: usize) -> usize {
+    match t {
+        0 => 0,
+        1 => 2,
+        2 => 1,
+        _ => {
+            let group = (t - 3) / 3;
+            3 + group * 3 + (t - 3 + 1) % 3
+        }
+    }
+}
 
 /// Random expressions.
 pub fn expr() -> impl Strategy<Value = Expr> {
@@ -620,12 +644,12 @@ pub fn expr() -> impl Strategy<Value = Expr> {
         let b = move || e.clone().prop_map(Box::new);
         prop_oneof![
             3 => (prop::sample::select(ArithOp::ALL.to_vec()), b(), b()).prop_map(|(o, x, y)| Expr::Arith(o, x, y)),
-            1 => (prop::sample::select(CmpOp::ALL.to_vec()), 0u8..9, b(), b()).prop_map(|(o, t, x, y)| Expr::Cmp(o, t, x, y)),
+            1 => (prop::sample::select(CmpOp::ALL.to_vec()), 0u8..NUM_TYPES, b(), b()).prop_map(|(o, t, x, y)| Expr::Cmp(o, t, x, y)),
             1 => (b(), b(), b()).prop_map(|(c, x, y)| Expr::Select(c, x, y)),
-            1 => (0u8..9, b()).prop_map(|(t, x)| Expr::Conv(t, x)),
+            1 => (0u8..NUM_TYPES, b()).prop_map(|(t, x)| Expr::Conv(t, x)),
             1 => b().prop_map(Expr::Bitcast),
             1 => (b(), b(), b(), any::<bool>(), any::<bool>()).prop_map(|(x, y, v, i, j)| Expr::Tuple(x, y, v, i, j)),
-            1 => (0u8..9, b()).prop_map(|(t, x)| Expr::Known(t, x)),
+            1 => (0u8..NUM_TYPES, b()).prop_map(|(t, x)| Expr::Known(t, x)),
         ]
     })
 }
@@ -648,19 +672,18 @@ impl ExprProgram {
     pub fn new(ty: u8, normalize: bool) -> ExprProgram {
         let mut w = World::new();
         w.set_normalize(normalize);
-        let types: Vec<Type> = vec![
-            w.ty_bool(),
-            w.ty_int(8, true),
-            w.ty_int(8, false),
-            w.ty_int(16, true),
-            w.ty_int(32, true),
-            w.ty_int(32, false),
-            w.ty_int(64, true),
-            w.ty_float(32),
-            w.ty_float(64),
-        ];
+        let types: Vec<Type> = EXPR_TYPES
+            .iter()
+            .map(
+                |n| match Prim::from_name(n).expect("a primitive type name") {
+                    Prim::Bool => w.ty_bool(),
+                    Prim::Int { bits, signed } => w.ty_int(bits, signed),
+                    Prim::Float { bits } => w.ty_float(bits),
+                },
+            )
+            .collect();
         let mem = w.ty_mem();
-        let ret = w.ty_cont(&[mem, types[ty as usize % 9]]);
+        let ret = w.ty_cont(&[mem, types[ty as usize % EXPR_TYPES.len()]]);
         let mut ptys = vec![mem];
         for &t in &types {
             ptys.extend([t, t]);
@@ -685,7 +708,7 @@ impl ExprProgram {
     /// Builds `e` at primitive type number `ty` and makes it the program's result if `ty` is
     /// the program's type.
     pub fn build(&mut self, e: &Expr, ty: u8) -> Def {
-        let d = self.expr(e, ty as usize % 9);
+        let d = self.expr(e, ty as usize % EXPR_TYPES.len());
         let ret_ty = self
             .world
             .types()
@@ -707,7 +730,7 @@ impl ExprProgram {
 
     fn expr(&mut self, e: &Expr, t: usize) -> Def {
         let ty = self.types[t];
-        let is_float = t >= 7;
+        let is_float = EXPR_TYPES[t].starts_with('f');
         let w = &mut self.world;
         match e {
             Expr::Lit(v) => w.lit(ty, *v),
@@ -722,7 +745,7 @@ impl ExprProgram {
                 self.world.build(crate::Node::Arith(op), ty, &[x, y])
             }
             Expr::Cmp(op, u, a, b) if t == 0 => {
-                let u = *u as usize % 9;
+                let u = *u as usize % EXPR_TYPES.len();
                 let (x, y) = (self.expr(a, u), self.expr(b, u));
                 let bt = self.types[0];
                 self.world.build(crate::Node::Cmp(*op), bt, &[x, y])
@@ -730,7 +753,7 @@ impl ExprProgram {
             // `known` may turn from false to true as the program is simplified, so only
             // leaves, whose answer cannot change, are asked.
             Expr::Known(u, a) if t == 0 && matches!(**a, Expr::Lit(_) | Expr::Var(_)) => {
-                let x = self.expr(a, *u as usize % 9);
+                let x = self.expr(a, *u as usize % EXPR_TYPES.len());
                 let bt = self.types[0];
                 self.world.build(crate::Node::Known, bt, &[x])
             }
@@ -740,23 +763,14 @@ impl ExprProgram {
                 self.world.build(crate::Node::Select, ty, &[c, x, y])
             }
             Expr::Conv(u, a) => {
-                let x = self.expr(a, *u as usize % 9);
+                let x = self.expr(a, *u as usize % EXPR_TYPES.len());
                 self.world.build(crate::Node::Conv, ty, &[x])
             }
             Expr::Bitcast(a) => {
-                // i32 <-> u32 <-> f32, i64 <-> f64, i8 <-> u8.
-                let from = match t {
-                    0 => return self.expr(a, 0),
-                    1 => 2,
-                    2 => 1,
-                    4 => 7,
-                    5 => 4,
-                    7 => 5,
-                    6 => 8,
-                    8 => 6,
-                    _ => t,
-                };
-                let x = self.expr(a, from);
+                if t == 0 {
+                    return self.expr(a, 0);
+                }
+                let x = self.expr(a, bitcast_source(t));
                 self.world.build(crate::Node::Bitcast, ty, &[x])
             }
             Expr::Tuple(a, b, v, i, j) => {

@@ -4,7 +4,9 @@
 //! `PROPTEST_CASES=100000 cargo test --release -p durin-ir --features proptest --test properties`.
 
 use durin_ir::equiv::alpha_equivalent;
-use durin_ir::strategy::{expr, recipe, Expr, ExprProgram, Recipe};
+use durin_ir::strategy::{expr, recipe, Expr, ExprProgram, Recipe, EXPR_ARGS, EXPR_TYPES};
+
+mod typed_reference;
 use durin_ir::{text, verify, Def, World};
 use proptest::prelude::*;
 
@@ -63,21 +65,33 @@ proptest! {
     }
 
     #[test]
-    fn normalization_preserves_values(
-        e in expr(), ty in 0u8..9, args in prop::collection::vec(any::<u64>(), 18),
+    fn expressions_agree_with_a_typed_reference_before_and_after_normalization(
+        e in expr(), ty in 0u8..EXPR_TYPES.len() as u8,
+        args in prop::collection::vec(any::<u64>(), EXPR_ARGS),
     ) {
+        let want = typed_reference::eval(&e, ty, &args);
         let mut raw = ExprProgram::new(ty, false);
         raw.build(&e, ty);
+        let got = raw.run(&args);
+        let same = match (&got, want) {
+            (Ok(g), Ok(w)) => *g == w,
+            (Err(g), Err(typed_reference::Trap)) => g.message == "integer division by zero",
+            _ => false,
+        };
+        prop_assert!(
+            same, "{:?} at {}: interpreter {:x?}, reference {:x?}\n{}",
+            e, EXPR_TYPES[ty as usize], got, want, text::print(&raw.world)
+        );
         let mut norm = ExprProgram::new(ty, true);
         norm.build(&e, ty);
         // Normalization may remove a trap, never change a value.
-        if let Ok(v) = raw.run(&args) {
+        if let Ok(v) = want {
             prop_assert_eq!(Ok(v), norm.run(&args), "{:?}\n{}", e, text::print(&norm.world));
         }
     }
 
     #[test]
-    fn hash_consing_is_structural(e1 in expr(), e2 in expr(), ty in 0u8..9) {
+    fn hash_consing_is_structural(e1 in expr(), e2 in expr(), ty in 0u8..EXPR_TYPES.len() as u8) {
         let mut p = ExprProgram::new(ty, false);
         let (d1, d2) = (p.build(&e1, ty), p.build(&e2, ty));
         prop_assert_eq!(d1, p.build(&e1, ty));
@@ -147,7 +161,7 @@ fn expr_program_smoke() {
     let mut norm = ExprProgram::new(4, true);
     let d = norm.build(&e, 4);
     assert_eq!(norm.world.lit_bits(d), Some(0));
-    assert_eq!(raw.run(&[7; 18]), Ok(0));
+    assert_eq!(raw.run(&[7; EXPR_ARGS]), Ok(0));
 }
 
 /// An independent reference: evaluates a recipe directly on Rust values, mirroring what
