@@ -2,7 +2,9 @@
 //! its JIT) as in the interpreter.
 //!
 //! - Programs with control flow, loops, memory, closures and local functions (the IR
-//!   crate's recipes), after each native pipeline, called as `main(a, b, x)`;
+//!   crate's recipes), after each native pipeline, called as `main(a, b, x)` on a thread
+//!   with a small stack: some recipes have a loop of 20,000 trips or more, so a back end
+//!   that uses stack on each trip (a jump or tail call compiled as a plain call) overflows;
 //! - expressions over every primitive type, with and without constant folding in the
 //!   world (so LLVM's folding is checked too), called through a harness that reads the
 //!   arguments from memory and returns the result's bits.
@@ -151,6 +153,21 @@ fn add_harness(w: &mut World, entry: Def) -> Def {
     h
 }
 
+/// The stack the compiled programs run on: far more than any generated program needs at
+/// once, far less than a long loop (`strategy::LONG_TRIPS`, 20,000 trips or more) needs if
+/// a back end takes even 16 bytes of stack per trip; then the test process stops with
+/// "has overflowed its stack".
+const SMALL_STACK: usize = 256 * 1024;
+
+fn on_small_stack<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+    std::thread::Builder::new()
+        .stack_size(SMALL_STACK)
+        .spawn(f)
+        .expect("a thread starts")
+        .join()
+        .expect("the compiled program returns")
+}
+
 fn interp_ok<T>(r: Result<T, interp::InterpError>) -> Result<T, TestCaseError> {
     r.map_err(|e| TestCaseError::reject(format!("the interpreter stops: {e:?}")))
 }
@@ -170,7 +187,7 @@ proptest! {
                 // SAFETY: `main(mem, i32, i32, f64, cn(mem, i32, f64))` compiles to this C
                 // type (with Cranelift: two results, returned in the same registers).
                 let f: extern "C" fn(i32, i32, f64) -> MainResult = unsafe { std::mem::transmute(addr) };
-                f(a, b, x)
+                on_small_stack(move || f(a, b, x))
             }).map_err(TestCaseError::fail)?;
             prop_assert_eq!(got.i, want_i, "{:?}: int result at -O{}\n{}", backend, level, text::print(&first_order));
             prop_assert!(

@@ -106,8 +106,10 @@ pub enum Stmt {
     Tuple(u8, u8, u8),
     /// `if bool { .. } else { .. }`, joining with one int and one float.
     If(u8, Vec<Stmt>, Vec<Stmt>),
-    /// A counted loop of at most 7 trips carrying an int and a float.
-    Loop(u8, Vec<Stmt>),
+    /// A counted loop carrying an int and a float: at most 7 trips when nested; some
+    /// recipes have one top-level loop of [`LONG_TRIPS`] trips, so that code that uses
+    /// stack on every trip runs out of a small stack.
+    Loop(u16, Vec<Stmt>),
     /// A stack slot: store an int, load it back. The slot stays available (a mutable
     /// variable) to the statements after it, nested regions included.
     Slot(u8),
@@ -171,16 +173,28 @@ pub fn stmt() -> impl Strategy<Value = Stmt> {
         let block = prop::collection::vec(inner, 0..6);
         prop_oneof![
             (any::<u8>(), block.clone(), block.clone()).prop_map(|(c, t, e)| Stmt::If(c, t, e)),
-            (0u8..8, block.clone()).prop_map(|(n, b)| Stmt::Loop(n, b)),
+            (0u16..8, block.clone()).prop_map(|(n, b)| Stmt::Loop(n, b)),
             (any::<u8>(), block.clone()).prop_map(|(a, b)| Stmt::Call(a, b)),
             (any::<u8>(), block).prop_map(|(a, b)| Stmt::Apply(a, b)),
         ]
     })
 }
 
-/// Random programs of up to 24 top-level statements.
+/// The trip counts of a recipe's long loop.
+pub const LONG_TRIPS: std::ops::RangeInclusive<u16> = 20_000..=30_000;
+
+/// Random programs of up to 24 top-level statements; one in six also has a long loop (of
+/// [`LONG_TRIPS`] trips, over statements without nested regions) at a random place.
 pub fn recipe() -> impl Strategy<Value = Recipe> {
-    prop::collection::vec(stmt(), 0..24).prop_map(|stmts| Recipe { stmts })
+    let long_loop = (LONG_TRIPS, prop::collection::vec(leaf_stmt(), 1..6))
+        .prop_map(|(n, body)| Stmt::Loop(n, body));
+    let long = prop::option::weighted(1.0 / 6.0, (long_loop, any::<prop::sample::Index>()));
+    (prop::collection::vec(stmt(), 0..24), long).prop_map(|(mut stmts, long)| {
+        if let Some((l, at)) = long {
+            stmts.insert(at.index(stmts.len() + 1), l);
+        }
+        Recipe { stmts }
+    })
 }
 
 /// The values available at a point of the program being built.
