@@ -452,3 +452,30 @@ fn many_parameters_and_match_arms() {
     );
     assert_success(&run_generated("wide.art", src));
 }
+
+/// An enum of 20,000 variants matched exhaustively and a struct of 5,000 fields check and
+/// run (variant and field names were found by a linear search, and the exhaustiveness check
+/// compared every arm with every variant: 20 s for the match alone).
+#[test]
+fn many_variants_and_fields() {
+    let n = 20_000;
+    let variants: Vec<String> = (0..n).map(|i| format!("V{i}")).collect();
+    let arms: String = (0..n)
+        .map(|i| format!("        E::V{i} => {},\n", i * 3))
+        .collect();
+    let fields: Vec<String> = (0..5000).map(|i| format!("f{i}: i32")).collect();
+    let values: Vec<String> = (0..5000).map(|i| format!("f{i} = {i}")).collect();
+    let src = format!(
+        "enum E {{ {} }}\nstruct S {{ {} }}\n\
+         fn pick(e: E) -> i32 {{\n    match e {{\n{arms}    }}\n}}\n\
+         fn main(argc: i32, _argv: &[&[u8]]) -> i32 {{\n\
+             let s = S {{ {} }};\n\
+             pick(E::V{}) - {} + s.f4999 - 4999 + argc - 1\n}}\n",
+        variants.join(", "),
+        fields.join(", "),
+        values.join(", "),
+        n - 1,
+        (n - 1) * 3
+    );
+    assert_success(&run_generated("many_names.art", src));
+}

@@ -10,7 +10,7 @@ use super::*;
 use crate::hir::{Lit, Pat, PatKind};
 
 /// A head constructor.
-#[derive(Clone, Copy, PartialEq)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
 enum Ctor {
     Bool(bool),
     Variant(u32),
@@ -62,15 +62,26 @@ impl Checker<'_> {
             return rows.is_empty().then(Vec::new);
         };
         let t0 = self.resolve(t0);
-        let heads: Vec<Ctor> = rows.iter().filter_map(|r| head_ctor(r[0])).collect();
+        // The rows by their head constructor; rows that start with a wildcard belong to every
+        // constructor. (Grouping once keeps a match over thousands of variants linear.)
+        let mut by_head: FxHashMap<Ctor, Vec<usize>> = FxHashMap::default();
+        let mut wild = Vec::new();
+        for (i, r) in rows.iter().enumerate() {
+            match head_ctor(r[0]) {
+                Some(c) => by_head.entry(c).or_default().push(i),
+                None => wild.push(i),
+            }
+        }
         match self.all_ctors(t0) {
-            Some(all) if all.iter().all(|c| heads.contains(c)) => {
+            Some(all) if all.iter().all(|c| by_head.contains_key(c)) => {
                 for c in all {
                     let arg_tys = self.ctor_arg_types(t0, c);
                     let arity = arg_tys.len();
-                    let sub_rows = rows
+                    let mut which: Vec<usize> = by_head[&c].iter().chain(&wild).copied().collect();
+                    which.sort_unstable();
+                    let sub_rows = which
                         .iter()
-                        .filter_map(|r| specialize(r, c, arity))
+                        .filter_map(|&i| specialize(&rows[i], c, arity))
                         .collect();
                     let sub_tys = arg_tys
                         .into_iter()
@@ -94,8 +105,8 @@ impl Checker<'_> {
                 let mut w = self.missing(default, rest_tys.to_vec())?;
                 // Name a constructor no row starts with, when there is one to name.
                 let head = match all {
-                    Some(all) if !heads.is_empty() => {
-                        match all.into_iter().find(|c| !heads.contains(c)) {
+                    Some(all) if !by_head.is_empty() => {
+                        match all.into_iter().find(|c| !by_head.contains_key(c)) {
                             Some(c) => {
                                 let args = vec!["_".to_string(); self.ctor_arg_types(t0, c).len()];
                                 self.show_ctor(t0, c, &args)

@@ -730,18 +730,12 @@ impl<'a> Checker<'a> {
                             return err_expr(span);
                         }
                         let ety = self.constructor_type(ItemRef::Enum(e), p, hint, span);
-                        let info = self.enum_info(e).clone();
+                        let (vname, vpayload) = self.enum_info(e).variants[i as usize].clone();
                         let TyKind::Enum(_, targs) = self.tys.kind(ety).clone() else {
                             return err_expr(span);
                         };
-                        let Some(payload) = info.variants[i as usize].1 else {
-                            self.err(
-                                span,
-                                format!(
-                                    "variant `{}` carries no value",
-                                    info.variants[i as usize].0
-                                ),
-                            );
+                        let Some(payload) = vpayload else {
+                            self.err(span, format!("variant `{vname}` carries no value"));
                             return err_expr(span);
                         };
                         let pty = self.tys.subst(payload, &targs);
@@ -882,13 +876,14 @@ impl<'a> Checker<'a> {
                 let t = self.resolve(base.ty);
                 match self.tys.kind(t).clone() {
                     TyKind::Struct(d, args) => {
-                        let info = self.struct_info(d).clone();
-                        match info.fields.iter().position(|(n, _)| n == &name.name) {
-                            Some(i) => {
-                                let ft = self.tys.subst(info.fields[i].1, &args);
+                        let info = self.struct_info(d);
+                        match info.field(&name.name).map(|i| (i, info.fields[i].1)) {
+                            Some((i, ft)) => {
+                                let ft = self.tys.subst(ft, &args);
                                 Expr::new(K::Field(Box::new(base), i as u32), ft, span)
                             }
                             None => {
+                                let info = info.clone();
                                 self.unknown_field(name, &info);
                                 err_expr(span)
                             }
@@ -1407,7 +1402,7 @@ impl<'a> Checker<'a> {
         let info = self.struct_info(d).clone();
         let mut values: Vec<Option<Expr>> = vec![None; info.fields.len()];
         for (name, x) in fields {
-            match info.fields.iter().position(|(n, _)| n == &name.name) {
+            match info.field(&name.name) {
                 Some(i) => {
                     let ft = self.tys.subst(info.fields[i].1, targs);
                     let h = self.check_expr(x, ft);
@@ -1466,7 +1461,7 @@ impl<'a> Checker<'a> {
         let info = self.struct_info(d).clone();
         let mut out = Vec::new();
         for (name, x) in fields {
-            match info.fields.iter().position(|(n, _)| n == &name.name) {
+            match info.field(&name.name) {
                 Some(i) => {
                     let ft = self.tys.subst(info.fields[i].1, &targs);
                     out.push((i as u32, self.check_expr(x, ft)));

@@ -105,6 +105,7 @@ impl<'a> Checker<'a> {
                     name: name.name.clone(),
                     type_params: type_params.iter().map(|i| i.name.clone()).collect(),
                     fields: Vec::new(),
+                    field_index: FxHashMap::default(),
                     defaults: Vec::new(),
                     shape: *shape,
                     variant_of: None,
@@ -128,6 +129,7 @@ impl<'a> Checker<'a> {
                         .iter()
                         .map(|v| (v.name.name.clone(), None))
                         .collect(),
+                    variant_index: index_by_name(variants.iter().map(|v| &v.name.name)),
                     span: name.span,
                 });
                 self.enum_src.push((item, m, false));
@@ -378,6 +380,7 @@ impl<'a> Checker<'a> {
             {
                 let (fs, defaults) =
                     self.in_item_cx(module, type_params, 0, |c| c.field_types(fields));
+                self.structs[d as usize].field_index = index_by_name(fs.iter().map(|f| &f.0));
                 self.structs[d as usize].fields = fs;
                 self.structs[d as usize].defaults = defaults;
             }
@@ -448,6 +451,7 @@ impl<'a> Checker<'a> {
                                 name: format!("{}::{}", info.name, info.variants[i].0).into(),
                                 type_params: info.type_params.clone(),
                                 defaults,
+                                field_index: index_by_name(fields.iter().map(|f| &f.0)),
                                 fields,
                                 shape: ast::StructShape::Record,
                                 variant_of: Some((d, i as u32)),

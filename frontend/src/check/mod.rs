@@ -33,6 +33,8 @@ pub struct StructInfo {
     pub type_params: Vec<Box<str>>,
     /// Fields: name (the index as text for tuple-like structs) and type (with `Param`s).
     pub fields: Vec<(Box<str>, Ty)>,
+    /// The index of each field by name (set with `fields`).
+    pub field_index: FxHashMap<Box<str>, u32>,
     /// Default values of fields.
     pub defaults: Vec<Option<hir::Expr>>,
     /// Record, tuple-like or unit.
@@ -41,6 +43,24 @@ pub struct StructInfo {
     pub variant_of: Option<(DeclId, u32)>,
     /// Where.
     pub span: Span,
+}
+
+/// Each name of `names` with its index (the first one of a name given twice).
+pub(crate) fn index_by_name<'a>(
+    names: impl Iterator<Item = &'a Box<str>>,
+) -> FxHashMap<Box<str>, u32> {
+    let mut m = FxHashMap::default();
+    for (i, n) in names.enumerate() {
+        m.entry(n.clone()).or_insert(i as u32);
+    }
+    m
+}
+
+impl StructInfo {
+    /// The index of the field called `name`.
+    pub fn field(&self, name: &str) -> Option<usize> {
+        self.field_index.get(name).map(|&i| i as usize)
+    }
 }
 
 /// An enum declaration.
@@ -52,6 +72,8 @@ pub struct EnumInfo {
     pub type_params: Vec<Box<str>>,
     /// Variants: name and payload type.
     pub variants: Vec<(Box<str>, Option<Ty>)>,
+    /// The index of each variant by name.
+    pub variant_index: FxHashMap<Box<str>, u32>,
     /// Where.
     pub span: Span,
 }
@@ -873,12 +895,8 @@ impl<'a> Checker<'a> {
                 ItemRef::Enum(e) => {
                     self.enum_info(e);
                     let name = &seg.ident.name;
-                    match self.enums[e as usize]
-                        .variants
-                        .iter()
-                        .position(|(n, _)| n == name)
-                    {
-                        Some(i) => ItemRef::Variant(e, i as u32),
+                    match self.enums[e as usize].variant_index.get(name) {
+                        Some(&i) => ItemRef::Variant(e, i),
                         None => {
                             let names: Vec<Box<str>> = self.enums[e as usize]
                                 .variants

@@ -281,7 +281,7 @@ impl<'a> Checker<'a> {
         let info = self.struct_info(d).clone();
         let mut out = Vec::new();
         for (name, q) in fields {
-            match info.fields.iter().position(|(n, _)| n == &name.name) {
+            match info.field(&name.name) {
                 Some(i) => {
                     let ft = self.tys.subst(info.fields[i].1, args);
                     out.push((i as u32, self.pattern(q, ft, irrefutable)));
@@ -333,36 +333,27 @@ impl<'a> Checker<'a> {
         irrefutable: bool,
     ) -> Option<PatKind> {
         let args = self.variant_pattern_args(p, e, ty, irrefutable)?;
-        let info = self.enum_info(e).clone();
+        let (name, payload) = self.enum_info(e).variants[i as usize].clone();
         if arg.is_some() && self.record_variant(e, i).is_some() {
-            let name = &info.variants[i as usize].0;
             self.err(
                 p.span,
                 format!("variant `{name}` has named fields; match it with `{name} {{ ... }}`"),
             );
             return None;
         }
-        let payload = info.variants[i as usize]
-            .1
-            .map(|t| self.tys.subst(t, &args));
+        let payload = payload.map(|t| self.tys.subst(t, &args));
         let sub = match (payload, arg) {
             (Some(t), Some(q)) => Some(Box::new(self.pattern(q, t, irrefutable))),
             (None, None) => None,
             (Some(_), None) => {
                 self.err(
                     p.span,
-                    format!(
-                        "variant `{}` carries a value; match it with `{}(..)`",
-                        info.variants[i as usize].0, info.variants[i as usize].0
-                    ),
+                    format!("variant `{name}` carries a value; match it with `{name}(..)`"),
                 );
                 return None;
             }
             (None, Some(q)) => {
-                self.err(
-                    q.span,
-                    format!("variant `{}` carries no value", info.variants[i as usize].0),
-                );
+                self.err(q.span, format!("variant `{name}` carries no value"));
                 return None;
             }
         };
