@@ -91,6 +91,7 @@ fn crates_depend_only_on_what_the_architecture_allows() {
             ][..],
         ),
         ("durin", &["durin-driver", "durin-passes"][..]),
+        ("durin-fuzz", &[][..]),
     ]);
     let graph = crate_graph();
     assert_eq!(

@@ -1,0 +1,106 @@
+//! The fuzzer (`durin-fuzz`, `scripts/fuzz`) in the test suite: a short campaign from a fixed
+//! seed, and every failure a campaign ever saved to `tests/fuzz/`, which must stay fixed.
+//!
+//! `FUZZ_INPUTS` sets the short campaign's length (default 300 inputs).
+
+mod common;
+
+use durin_fuzz::exec::Limits;
+use durin_fuzz::oracle::{Input, Kind, Oracle};
+use durin_fuzz::{ir_args, Campaign, Corpus};
+use std::path::PathBuf;
+use std::time::Duration;
+
+fn oracle() -> Oracle {
+    let exe = std::env::var_os("DURIN_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_durin")));
+    Oracle {
+        durin: std::fs::canonicalize(exe).expect("the durin executable exists"),
+        // Generous: this is a debug build on a machine that may be busy.
+        limits: Limits {
+            time: Duration::from_secs(120),
+            memory: 8 << 30,
+        },
+        fuel: 20_000_000,
+        jit: true,
+    }
+}
+
+#[test]
+fn short_fixed_seed_campaign_finds_nothing() {
+    let root = common::root();
+    let corpus = Corpus::load(&[root.join("tests"), root.join("examples")]);
+    assert!(
+        corpus.sources.len() > 100 && corpus.irs.len() > 10,
+        "the corpus is there"
+    );
+    let inputs = match std::env::var("FUZZ_INPUTS") {
+        Ok(v) => v.parse().expect("FUZZ_INPUTS is a number"),
+        Err(_) => 300,
+    };
+    let campaign = Campaign {
+        oracle: oracle(),
+        seed: 20261124,
+        inputs: Some(inputs),
+        duration: None,
+        jobs: std::thread::available_parallelism().map_or(1, |n| n.get()),
+        save: None,
+        minimize: false,
+        progress: None,
+        root: root.clone(),
+    };
+    let report = campaign.run(&corpus);
+    eprintln!("fuzz: {}", report.summary());
+    let found: Vec<String> = report
+        .findings
+        .iter()
+        .map(|f| format!("{}\n    from: {}", f.failure, f.input.origin))
+        .collect();
+    assert!(found.is_empty(), "{}", found.join("\n"));
+    assert_eq!(report.inputs, inputs);
+    // The inputs reach every stage: some are accepted, some run to the end.
+    assert!(
+        report.accepted > 0 && report.ran > 0,
+        "{}",
+        report.summary()
+    );
+}
+
+#[test]
+fn saved_failures_stay_fixed() {
+    let dir = common::root().join("tests/fuzz");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("tests/fuzz exists")
+        .map(|e| e.expect("a readable entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "art" || e == "dir"))
+        .collect();
+    files.sort();
+    let oracle = oracle();
+    let scratch =
+        std::env::temp_dir().join(format!("durin-fuzz-regressions-{}", std::process::id()));
+    std::fs::create_dir_all(&scratch).expect("a scratch folder");
+    let mut failed = Vec::new();
+    for f in &files {
+        let text = std::fs::read(f).expect("a readable file");
+        let ir = f.extension().is_some_and(|e| e == "dir");
+        let input = Input {
+            kind: if ir {
+                Kind::Ir {
+                    args: ir_args(&text),
+                }
+            } else {
+                Kind::Source
+            },
+            text,
+            origin: f.display().to_string(),
+        };
+        let file = scratch.join(if ir { "input.dir" } else { "input.art" });
+        if let Err(e) = oracle.check(&input, &file, &mut 0) {
+            failed.push(format!("{}: {e}", f.display()));
+        }
+    }
+    let _ = std::fs::remove_dir_all(&scratch);
+    eprintln!("{} saved failures checked", files.len());
+    assert!(failed.is_empty(), "{}", failed.join("\n"));
+}
