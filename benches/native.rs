@@ -6,7 +6,8 @@
 //! durin targets by default, and no contraction into fused multiply-adds, which durin does
 //! not do, so both compute the same floats); their outputs must be equal. Each executable
 //! runs 7 times, alternating; the table gives the median wall times and the ratio (the
-//! target is at most 1.2). Then the compile time of each program (`durin build --time`:
+//! target is at most 1.2), and the cost of bounds checks: the same program built with
+//! `--checks bounds`, against durin without them. Then the compile time of each program (`durin build --time`:
 //! frontend, IR passes, LLVM), and the time each JIT back end takes from the same
 //! first-order IR (after the `-O2` pipeline) to machine code in memory: LLVM at `-O2`,
 //! Cranelift without and with its optimizer (medians of 9 in this process; the target is
@@ -98,16 +99,26 @@ fn main() {
     let dir = std::env::temp_dir().join(format!("durin-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temporary folder");
     println!(
-        "{:<12} {:>12} {:>12} {:>8}   {}",
-        "program", "durin ms", "gcc ms", "ratio", "output"
+        "{:<12} {:>12} {:>12} {:>8} {:>12} {:>8}   {}",
+        "program", "durin ms", "gcc ms", "ratio", "checked ms", "cost", "output"
     );
     let mut compile = Vec::new();
     for name in PROGRAMS {
         let src = root().join("benches/native").join(format!("{name}.art"));
         let csrc = root().join("benches/native").join(format!("{name}.c"));
-        let (dexe, cexe) = (
+        let (dexe, cexe, kexe) = (
             dir.join(format!("{name}-durin")),
             dir.join(format!("{name}-gcc")),
+            dir.join(format!("{name}-checked")),
+        );
+        check(
+            Command::new(durin())
+                .args(["build", "-O2", "--checks", "bounds", "--emit", "exe", "-o"])
+                .arg(&kexe)
+                .arg(&src)
+                .output()
+                .expect("durin runs"),
+            "durin build --checks bounds",
         );
         let t = Instant::now();
         let built = check(
@@ -138,22 +149,28 @@ fn main() {
         // Warm up (page cache, frequency), then alternate.
         let (_, dout) = time_run(&dexe);
         let (_, cout) = time_run(&cexe);
-        if dout != cout {
-            eprintln!("{name}: outputs differ:\n--- durin\n{dout}--- gcc\n{cout}");
+        let (_, kout) = time_run(&kexe);
+        if dout != cout || dout != kout {
+            eprintln!(
+                "{name}: outputs differ:\n--- durin\n{dout}--- gcc\n{cout}--- checked\n{kout}"
+            );
             std::process::exit(1);
         }
-        let (mut d, mut c) = (Vec::new(), Vec::new());
+        let (mut d, mut c, mut k) = (Vec::new(), Vec::new(), Vec::new());
         for _ in 0..RUNS {
             d.push(time_run(&dexe).0);
             c.push(time_run(&cexe).0);
+            k.push(time_run(&kexe).0);
         }
-        let (dm, cm) = (median(d), median(c));
+        let (dm, cm, km) = (median(d), median(c), median(k));
         println!(
-            "{:<12} {:>12.1} {:>12.1} {:>8.2}   {}",
+            "{:<12} {:>12.1} {:>12.1} {:>8.2} {:>12.1} {:>8.2}   {}",
             name,
             dm,
             cm,
             dm / cm,
+            km,
+            km / dm,
             dout.trim().replace('\n', " ")
         );
     }

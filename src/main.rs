@@ -2,7 +2,7 @@
 //! calls a `durin_driver::Session`, which writes diagnostics and output; nothing else.
 
 use clap::{Parser, Subcommand};
-use durin_driver::{Backend, Emit, InterpArgs, IrAction, Options, Report, Session, Target};
+use durin_driver::{Backend, Checks, Emit, InterpArgs, IrAction, Options, Report, Session, Target};
 use durin_passes::PrintAfter;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -62,6 +62,11 @@ struct CompileArgs {
     /// Partial-evaluation fuel: specializations allowed per run of `pe`.
     #[arg(long, value_name = "N", default_value_t = Options::default().pe_fuel)]
     pe_fuel: u64,
+    /// Run-time checks in native code: `bounds` checks every index into an array (against a
+    /// fixed-size array's length; behind a pointer, against the allocation it points into)
+    /// and stops with the source place; `none` checks nothing. The interpreter checks all.
+    #[arg(long, value_enum, default_value_t = Checks::None)]
+    checks: Checks,
     /// After the passes, list to standard error what is left of a kind: `closures`
     /// (continuations that are neither top-level functions nor basic blocks, with where
     /// they come from and why).
@@ -182,6 +187,7 @@ fn options(c: CompileArgs, default_level: u8) -> Options {
         verify_each: c.verify_each,
         time_passes: c.time_passes,
         pe_fuel: c.pe_fuel,
+        checks: c.checks,
         report: c.report,
         deny_warnings: c.deny_warnings,
         time: c.time,

@@ -99,6 +99,9 @@ fn accepted_programs_print_what_they_compute() {
             &["run", "-O3"],
             &["run", "-O0"],
             &["run", "--backend=cranelift", "-O2"],
+            // With bounds checks, which must not stop a correct program.
+            &["run", "--checks=bounds", "-O2"],
+            &["run", "--checks=bounds", "-O0"],
             &[&closure_conv[..], &["pe,cleanup,dce,closure-conv"]].concat(),
             &[&closure_conv[..], &["O3,closure-conv"]].concat(),
         ] {
@@ -262,6 +265,33 @@ fn run_time_errors_stop_the_program_with_exit_status_101() {
                 "{} {level}: want `{want}` in\n{err}",
                 path.display()
             );
+        }
+        // Errors native code catches with bounds checks, at the index's place.
+        if let Some(want) = header(&src, "// checked-error:") {
+            for (backend, level) in [
+                ("llvm", "-O0"),
+                ("llvm", "-O2"),
+                ("cranelift", "-O0"),
+                ("cranelift", "-O2"),
+            ] {
+                let out = durin(
+                    &["run", "--checks", "bounds", "--backend", backend, level],
+                    &path,
+                    &[],
+                );
+                let err = String::from_utf8_lossy(&out.stderr);
+                assert_eq!(
+                    out.status.code(),
+                    Some(101),
+                    "{} {backend}: {err}",
+                    path.display()
+                );
+                assert!(
+                    err.contains(want),
+                    "{} {backend} {level}: want `{want}` in\n{err}",
+                    path.display()
+                );
+            }
         }
         // Errors native code catches too, with the same exit status.
         if let Some(want) = header(&src, "// native-error:") {

@@ -40,6 +40,9 @@ pub struct Options {
     pub opt_level: u8,
     /// Run Cranelift's IR verifier on every function (catches translation bugs as errors).
     pub verify: bool,
+    /// Bounds checks, naming places in these sources: as the LLVM back end's option of the
+    /// same name. `None`: no checks.
+    pub bounds_checks: Option<std::sync::Arc<durin_diag::SourceMap>>,
 }
 
 impl Default for Options {
@@ -47,6 +50,7 @@ impl Default for Options {
         Options {
             opt_level: 0,
             verify: true,
+            bounds_checks: None,
         }
     }
 }
@@ -121,7 +125,7 @@ pub fn jit(
             .map(|&(n, a)| (n.to_string(), a as *const u8)),
     );
     let mut module = JITModule::new(builder);
-    let (entry, timings) = lower::lower(&mut module, w, name)?;
+    let (entry, timings) = lower::lower(&mut module, w, name, opts.bounds_checks.as_deref())?;
     let t = Instant::now();
     module.finalize_definitions().map_err(|e| {
         Diagnostic::error_at(None, format!("Cranelift cannot link the program: {e}"))

@@ -31,7 +31,7 @@ use cranelift_codegen::Context;
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use cranelift_jit::JITModule;
 use cranelift_module::{DataDescription, DataId, FuncId, Linkage, Module};
-use durin_diag::Diagnostic;
+use durin_diag::{Diagnostic, SourceMap};
 use durin_ir::analysis::cfg::{Cfg, DomTree};
 use durin_ir::analysis::program::{self, param_types, Operand, Program, Signature};
 use durin_ir::analysis::schedule::{Placement, Schedule};
@@ -52,7 +52,12 @@ const MATH_INSTRUCTIONS: &[&str] = &["sqrt", "fabs", "floor", "ceil"];
 
 /// Translates the program of `w` into `module` and returns the id of the external function
 /// `entry`, with the time spent translating and compiling.
-pub fn lower(module: &mut JITModule, w: &World, entry: &str) -> R<(FuncId, Timings)> {
+pub fn lower(
+    module: &mut JITModule,
+    w: &World,
+    entry: &str,
+    bounds_checks: Option<&SourceMap>,
+) -> R<(FuncId, Timings)> {
     let t = Instant::now();
     let program = program::collect(w);
     let mut m = ModuleLowering {
@@ -65,6 +70,7 @@ pub fn lower(module: &mut JITModule, w: &World, entry: &str) -> R<(FuncId, Timin
         helpers: FxHashMap::default(),
         messages: FxHashMap::default(),
         timings: Timings::default(),
+        bounds_checks,
     };
     m.declare()?;
     for &g in &program.globals {
@@ -109,8 +115,10 @@ struct ModuleLowering<'a> {
     globals: FxHashMap<Def, DataId>,
     /// Runtime and C library functions the translation calls by itself.
     helpers: FxHashMap<&'static str, FuncId>,
-    /// The run-time error messages, as zero-terminated data.
-    messages: FxHashMap<&'static str, DataId>,
+    /// The run-time error messages and source places, as zero-terminated data.
+    messages: FxHashMap<String, DataId>,
+    /// Bounds checks, naming places in these sources.
+    bounds_checks: Option<&'a SourceMap>,
     timings: Timings,
 }
 
@@ -700,6 +708,7 @@ impl<'m, 'a, 'f> FunctionLowering<'m, 'a, 'f> {
             }
             Node::Load => {
                 self.value(ops[0])?;
+                self.check_bounds(ops[1], d)?;
                 let p = self.scalar(ops[1])?;
                 let t = match w.types().components(ty) {
                     Some(c) if c.len() == 2 => c[1],
@@ -710,6 +719,7 @@ impl<'m, 'a, 'f> FunctionLowering<'m, 'a, 'f> {
             }
             Node::Store => {
                 self.value(ops[0])?;
+                self.check_bounds(ops[1], d)?;
                 let p = self.scalar(ops[1])?;
                 let x = self.value(ops[2])?;
                 let shape = self.shape(w.type_of(ops[2]))?;
@@ -875,8 +885,8 @@ impl<'m, 'a, 'f> FunctionLowering<'m, 'a, 'f> {
         self.runtime_error("integer division by zero")
     }
 
-    /// Calls `durin_runtime_error(message)` (which does not return) and ends the block.
-    fn runtime_error(&mut self, text: &'static str) -> R<()> {
+    /// The address of `text` as a zero-terminated string constant.
+    fn string(&mut self, text: &str) -> R<Value> {
         let data = match self.m.messages.get(text) {
             Some(&id) => id,
             None => {
@@ -890,12 +900,66 @@ impl<'m, 'a, 'f> FunctionLowering<'m, 'a, 'f> {
                 bytes.push(0);
                 desc.define(bytes.into_boxed_slice());
                 self.m.module.define_data(id, &desc).map_err(module_error)?;
-                self.m.messages.insert(text, id);
+                self.m.messages.insert(text.to_string(), id);
                 id
             }
         };
         let gv = self.m.module.declare_data_in_func(data, self.b.func);
-        let message = self.b.ins().symbol_value(cl::I64, gv);
+        Ok(self.b.ins().symbol_value(cl::I64, gv))
+    }
+
+    /// With bounds checks: checks every array index on the way from the accessed pointer
+    /// `ptr` (a chain of `lea`s) to its base, for the access `at`.
+    fn check_bounds(&mut self, ptr: Def, at: Def) -> R<()> {
+        let Some(sources) = self.m.bounds_checks else {
+            return Ok(());
+        };
+        let w = self.w();
+        let mut p = ptr;
+        while matches!(w.node(p), Node::Lea) {
+            let (base, index) = (w.ops(p)[0], w.ops(p)[1]);
+            let TypeKind::Ptr { pointee, .. } = *w.kind(w.type_of(base)) else {
+                break;
+            };
+            if let TypeKind::Array { elem, len } = *w.kind(pointee) {
+                let place = sources.place(w.loc(at).or(w.loc(p)));
+                let place = self.string(&place)?;
+                let i = self.index64(index)?;
+                let i64p = AbiParam::new(cl::I64);
+                match len {
+                    Some(n) => {
+                        let len = self.b.ins().iconst(cl::I64, n as i64);
+                        let inside = self.b.ins().icmp(IntCC::UnsignedLessThan, i, len);
+                        let (ok, bad) = (self.b.create_block(), self.b.create_block());
+                        self.b.set_cold_block(bad);
+                        self.b.ins().brif(inside, ok, &[], bad, &[]);
+                        self.b.switch_to_block(bad);
+                        let err = self
+                            .m
+                            .helper("durin_index_error", &[i64p, i64p, i64p], None)?;
+                        let err = self.func_ref(err);
+                        self.b.ins().call(err, &[i, len, place]);
+                        self.b.ins().trap(TrapCode::unwrap_user(1));
+                        self.b.switch_to_block(ok);
+                    }
+                    None => {
+                        let b = self.scalar(base)?;
+                        let size = self.shape(elem)?.size as i64;
+                        let size = self.b.ins().iconst(cl::I64, size);
+                        let check = self.m.helper("durin_check_index", &[i64p; 4], None)?;
+                        let check = self.func_ref(check);
+                        self.b.ins().call(check, &[b, i, size, place]);
+                    }
+                }
+            }
+            p = base;
+        }
+        Ok(())
+    }
+
+    /// Calls `durin_runtime_error(message)` (which does not return) and ends the block.
+    fn runtime_error(&mut self, text: &'static str) -> R<()> {
+        let message = self.string(text)?;
         let err = self
             .m
             .helper("durin_runtime_error", &[AbiParam::new(cl::I64)], None)?;

@@ -42,6 +42,11 @@ pub struct Options {
     pub opt_level: u8,
     /// Target CPU (`None`: the host's CPU, with its features).
     pub cpu: Option<String>,
+    /// Bounds checks (`--checks bounds`): every load and store through an index into an
+    /// array is checked, against the length of a fixed-size array or, behind a pointer,
+    /// against the runtime's allocation it points into; a failed check is a run-time error
+    /// naming the access's source place in these sources. `None`: no checks.
+    pub bounds_checks: Option<std::sync::Arc<durin_diag::SourceMap>>,
 }
 
 impl Default for Options {
@@ -49,6 +54,7 @@ impl Default for Options {
         Options {
             opt_level: 2,
             cpu: None,
+            bounds_checks: None,
         }
     }
 }
@@ -306,6 +312,7 @@ pub fn compile<'ctx>(ctx: &'ctx Context, w: &World, opts: &Options) -> Result<Co
     let target = lower::Target {
         cpu: &cpu,
         features: &features,
+        bounds_checks: opts.bounds_checks.as_deref(),
     };
     let module = lower::lower(ctx, w, "durin", &target)?;
     module.set_triple(&machine.get_triple());

@@ -14,7 +14,7 @@
 
 use crate::types::Types;
 use crate::{internal, unsupported};
-use durin_diag::Diagnostic;
+use durin_diag::{Diagnostic, SourceMap};
 use durin_ir::analysis::cfg::{Cfg, DomTree};
 use durin_ir::analysis::program::{self, may_trap, param_types, Operand, Program, Signature};
 use durin_ir::analysis::schedule::{Placement, Schedule};
@@ -40,12 +40,15 @@ enum V<'ctx> {
     Val(BasicValueEnum<'ctx>),
 }
 
-/// What is attached to every function defined: the target CPU and its features.
+/// What is attached to every function defined: the target CPU and its features, and the
+/// checks compiled into it.
 pub struct Target<'a> {
     /// CPU name (`target-cpu`).
     pub cpu: &'a str,
     /// Feature string (`target-features`).
     pub features: &'a str,
+    /// Bounds checks, naming places in these sources (see `Options::bounds_checks`).
+    pub bounds_checks: Option<&'a SourceMap>,
 }
 
 /// Translates the program of `w` into a new module of `ctx`.
@@ -65,6 +68,7 @@ pub fn lower<'ctx>(
         functions: FxHashMap::default(),
         globals: FxHashMap::default(),
         program: &program,
+        bounds_checks: target.bounds_checks,
     };
     m.declare(target)?;
     for &g in &program.globals {
@@ -97,6 +101,7 @@ struct ModuleLowering<'a, 'ctx> {
     functions: FxHashMap<Def, (FunctionValue<'ctx>, Signature)>,
     globals: FxHashMap<Def, GlobalValue<'ctx>>,
     program: &'a Program,
+    bounds_checks: Option<&'a SourceMap>,
 }
 
 /// The stdlib's marker of a loop to vectorize: `durin_vectorize_hint(width)` at the head of
@@ -771,6 +776,7 @@ impl<'m, 'a, 'ctx> FunctionLowering<'m, 'a, 'ctx> {
             }
             Node::Load => {
                 self.value(ops[0])?;
+                self.check_bounds(ops[1], d)?;
                 let p = self.ptr(ops[1])?;
                 let pointee = match w.types().components(ty) {
                     Some(c) if c.len() == 2 => c[1],
@@ -781,6 +787,7 @@ impl<'m, 'a, 'ctx> FunctionLowering<'m, 'a, 'ctx> {
             }
             Node::Store => {
                 self.value(ops[0])?;
+                self.check_bounds(ops[1], d)?;
                 let p = self.ptr(ops[1])?;
                 if let V::Val(x) = self.value(ops[2])? {
                     self.builder.build_store(p, x).map_err(llvm)?;
@@ -954,6 +961,82 @@ impl<'m, 'a, 'ctx> FunctionLowering<'m, 'a, 'ctx> {
             ),
         };
         Ok(b.build_select(is_m1, special, q, name).map_err(llvm)?)
+    }
+
+    /// With bounds checks: checks every array index on the way from the accessed pointer
+    /// `ptr` (a chain of `lea`s) to its base, for the access `at`.
+    fn check_bounds(&mut self, ptr: Def, at: Def) -> R<()> {
+        let Some(sources) = self.m.bounds_checks else {
+            return Ok(());
+        };
+        let w = self.w();
+        let i64t = self.m.ctx.i64_type();
+        let mut p = ptr;
+        while matches!(w.node(p), Node::Lea) {
+            let (base, index) = (w.ops(p)[0], w.ops(p)[1]);
+            let TypeKind::Ptr { pointee, .. } = *w.kind(w.type_of(base)) else {
+                break;
+            };
+            if let TypeKind::Array { elem, len } = *w.kind(pointee) {
+                let place = sources.place(w.loc(at).or(w.loc(p)));
+                let i = self.index64(index)?;
+                let place = self
+                    .builder
+                    .build_global_string_ptr(&place, "place")
+                    .map_err(llvm)?
+                    .as_pointer_value();
+                let ptr_t = self.m.ctx.ptr_type(AddressSpace::default());
+                match len {
+                    Some(n) => {
+                        let n = i64t.const_int(n, false);
+                        let inside = self
+                            .builder
+                            .build_int_compare(IntPredicate::ULT, i, n, "")
+                            .map_err(llvm)?;
+                        let (ok, bad) = (
+                            self.m.ctx.append_basic_block(self.func, "index.ok"),
+                            self.m.ctx.append_basic_block(self.func, "index.bad"),
+                        );
+                        self.builder
+                            .build_conditional_branch(inside, ok, bad)
+                            .map_err(llvm)?;
+                        self.builder.position_at_end(bad);
+                        let err = self.runtime_fn("durin_index_error", |c| {
+                            c.void_type().fn_type(
+                                &[c.i64_type().into(), c.i64_type().into(), ptr_t.into()],
+                                false,
+                            )
+                        });
+                        self.builder
+                            .build_call(err, &[i.into(), n.into(), place.into()], "")
+                            .map_err(llvm)?;
+                        self.builder.build_unreachable().map_err(llvm)?;
+                        self.builder.position_at_end(ok);
+                    }
+                    None => {
+                        let b = self.ptr(base)?;
+                        let et = self.m.types.value(w, elem)?;
+                        let size = et.size_of().ok_or_else(|| internal("unsized element"))?;
+                        let check = self.runtime_fn("durin_check_index", |c| {
+                            c.void_type().fn_type(
+                                &[
+                                    ptr_t.into(),
+                                    c.i64_type().into(),
+                                    c.i64_type().into(),
+                                    ptr_t.into(),
+                                ],
+                                false,
+                            )
+                        });
+                        self.builder
+                            .build_call(check, &[b.into(), i.into(), size.into(), place.into()], "")
+                            .map_err(llvm)?;
+                    }
+                }
+            }
+            p = base;
+        }
+        Ok(())
     }
 
     fn trap_block(&mut self) -> R<BasicBlock<'ctx>> {

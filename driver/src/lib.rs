@@ -48,6 +48,18 @@ pub enum Target {
     Cpu,
 }
 
+/// Run-time checks compiled into native code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
+pub enum Checks {
+    /// None (the interpreter checks everything all the same).
+    #[default]
+    None,
+    /// Every load and store through an array index: against a fixed-size array's length,
+    /// and behind a pointer against the runtime allocation it points into.
+    Bounds,
+}
+
 /// What runs or compiles the program after the passes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
@@ -112,6 +124,8 @@ pub struct Options {
     pub gpu_arch: String,
     /// The interpreter's limits (jumps, memory, frames).
     pub interp: durin_ir::interp::Limits,
+    /// Run-time checks in native code.
+    pub checks: Checks,
 }
 
 impl Default for Options {
@@ -131,6 +145,7 @@ impl Default for Options {
             cpu: None,
             gpu_arch: "sm_90".into(),
             interp: durin_ir::interp::Limits::default(),
+            checks: Checks::None,
         }
     }
 }

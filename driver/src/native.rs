@@ -2,14 +2,15 @@
 //! C headers and executables.
 
 use crate::runtime_lib::link;
-use crate::{error, Backend, Options};
+use crate::{error, Backend, Checks, Options};
 use durin_backend_llvm::{self as llvm};
-use durin_diag::Diagnostic;
+use durin_diag::{Diagnostic, SourceMap};
 use durin_ir::analysis::program::Signature;
 use durin_ir::{Def, TypeKind, World};
 use std::ffi::{c_char, CString};
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Instant;
 
 /// What `durin build` writes.
@@ -33,10 +34,16 @@ pub enum Emit {
     Ptx,
 }
 
-fn llvm_options(o: &Options) -> llvm::Options {
+/// The sources for the back ends' bounds checks, when the options ask for them.
+fn bounds_checks(o: &Options, sources: &SourceMap) -> Option<Arc<SourceMap>> {
+    (o.checks == Checks::Bounds).then(|| Arc::new(sources.clone()))
+}
+
+fn llvm_options(o: &Options, sources: &SourceMap) -> llvm::Options {
     llvm::Options {
         opt_level: o.opt_level,
         cpu: o.cpu.clone(),
+        bounds_checks: bounds_checks(o, sources),
     }
 }
 
@@ -68,6 +75,7 @@ pub fn jit_main(
     argv: &[String],
     backend: Backend,
     o: &Options,
+    sources: &SourceMap,
     err: &mut dyn Write,
 ) -> Result<u8, Diagnostic> {
     let bad_shape = || {
@@ -90,7 +98,7 @@ pub fn jit_main(
     match backend {
         Backend::Llvm => {
             let ctx = inkwell::context::Context::create();
-            let compiled = llvm::compile(&ctx, w, &llvm_options(o))?;
+            let compiled = llvm::compile(&ctx, w, &llvm_options(o, sources))?;
             let jit = compiled.jit(&name, &symbols, o.opt_level)?;
             if o.time {
                 report_times(err, &jit.timings, "jit");
@@ -101,6 +109,7 @@ pub fn jit_main(
             let copts = durin_backend_cranelift::Options {
                 opt_level: o.opt_level,
                 verify: true,
+                bounds_checks: bounds_checks(o, sources),
             };
             let jit = durin_backend_cranelift::jit(w, &name, &symbols, &copts)?;
             if o.time {
@@ -179,6 +188,7 @@ pub fn build(
     what: Emit,
     out: &Path,
     o: &Options,
+    sources: &SourceMap,
     err: &mut dyn Write,
 ) -> Result<(), Diagnostic> {
     let write_error = |e: std::io::Error| error(format!("cannot write `{}`: {e}", out.display()));
@@ -202,7 +212,7 @@ pub fn build(
         out.to_path_buf()
     };
     let ctx = inkwell::context::Context::create();
-    let mut compiled = llvm::compile(&ctx, w, &llvm_options(o))?;
+    let mut compiled = llvm::compile(&ctx, w, &llvm_options(o, sources))?;
     compiled.emit(emit, &file)?;
     if o.time {
         report_times(err, &compiled.timings, "codegen");

@@ -143,7 +143,15 @@ impl<'io> Session<'io> {
         match self.options.backend {
             Backend::Interp => self.interpret(&c.world, main, &argv),
             jit => {
-                let r = native::jit_main(&c.world, main, &argv, jit, &self.options, self.err);
+                let r = native::jit_main(
+                    &c.world,
+                    main,
+                    &argv,
+                    jit,
+                    &self.options,
+                    &self.sources,
+                    self.err,
+                );
                 r.map_err(|d| self.fail(d))
             }
         }
@@ -218,7 +226,14 @@ impl<'io> Session<'io> {
                 ));
             }
             _ => {
-                let r = native::build(&c.world, emit, output, &self.options, self.err);
+                let r = native::build(
+                    &c.world,
+                    emit,
+                    output,
+                    &self.options,
+                    &self.sources,
+                    self.err,
+                );
                 return r.map_err(|d| self.fail(d));
             }
         };

@@ -765,7 +765,11 @@ impl<'p> Lowerer<'p> {
             K::Index(b, i) if self.in_memory(b) => {
                 let base = self.place(b);
                 let idx = self.emit(i);
-                self.w.lea(base, idx)
+                let at = self.w.lea(base, idx);
+                // Where an index is checked (the interpreter, `--checks bounds`), this is
+                // the place its errors name.
+                self.w.set_loc(at, e.span);
+                at
             }
             _ => {
                 let v = self.emit(e);

@@ -45,13 +45,18 @@ fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
 }
 
 /// The arguments of `durin ir` an IR test file runs with, from its `; args: ...` line
-/// (`--run A B`, `--fuel N`, `--passes ...`).
+/// (`--run A B`, `--fuel N`, `--passes ...`; not `--dot`, which excludes running).
 pub fn ir_args(text: &[u8]) -> Vec<String> {
     let text = String::from_utf8_lossy(text);
     text.lines()
         .take_while(|l| l.starts_with(';'))
         .find_map(|l| l.strip_prefix("; args:"))
-        .map(|a| a.split_whitespace().map(String::from).collect())
+        .map(|a| {
+            a.split_whitespace()
+                .filter(|w| *w != "--dot")
+                .map(String::from)
+                .collect()
+        })
         .unwrap_or_default()
 }
 

@@ -748,6 +748,9 @@ impl Converter<'_> {
                 .collect();
             let ty = self.ty(old.type_of(x))?;
             let v = self.new.build(old.node(x), ty, &ops);
+            if let Some(l) = old.loc(x) {
+                self.new.set_loc(v, l);
+            }
             self.remember(x, ctx, local, v);
         }
         Ok(self.lookup(d, ctx, local).expect("just converted"))

@@ -85,7 +85,11 @@ impl<'c> Rewriter<'c> {
                 x
             } else {
                 let ty = w.type_of(x);
-                w.build(node, ty, &ops)
+                let r = w.build(node, ty, &ops);
+                if let (Some(l), None) = (w.loc(x), w.loc(r)) {
+                    w.set_loc(r, l);
+                }
+                r
             };
             self.map.insert(x, r);
         }

@@ -16,6 +16,7 @@
 //! - [`half`]: half-float conversions for back ends that keep `f16` as bits;
 //! - [`image`]: PNG and JPEG files as arrays of `f32` samples.
 
+pub mod checks;
 pub mod cuda;
 pub mod error;
 pub mod half;
@@ -37,6 +38,7 @@ pub fn symbols() -> Vec<(&'static str, usize)> {
     s.extend_from_slice(&random::SYMBOLS());
     s.extend_from_slice(&parallel::SYMBOLS());
     s.extend_from_slice(&error::SYMBOLS());
+    s.extend_from_slice(&checks::SYMBOLS());
     s.extend_from_slice(&half::SYMBOLS());
     s.extend_from_slice(&image::SYMBOLS());
     s

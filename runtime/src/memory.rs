@@ -47,6 +47,7 @@ pub extern "C" fn anydsl_alloc(dev: i32, size: i64) -> *mut u8 {
     if rc != 0 || p.is_null() {
         crate::error::fail(&format!("alloc: out of memory ({size} bytes)"));
     }
+    crate::checks::allocated(p.cast(), size);
     p.cast()
 }
 
@@ -79,6 +80,7 @@ pub unsafe extern "C" fn anydsl_release(dev: i32, p: *mut u8) {
         Place::Cuda(n) => crate::cuda::release_device(n, p),
         Place::Host => {
             if !crate::cuda::release_pinned(p) {
+                crate::checks::released(p);
                 free(p.cast())
             }
         }
