@@ -239,6 +239,7 @@ fn backend_compile_times() {
                 let opts = cranelift::Options {
                     opt_level: level,
                     verify: true,
+                    bounds_checks: None,
                 };
                 cranelift::jit(&w, "main", &symbols, &opts).expect("Cranelift compiles");
             })

@@ -59,6 +59,7 @@ fn with_jit<T>(
             let opts = llvm::Options {
                 opt_level: level,
                 cpu: None,
+                bounds_checks: None,
             };
             let compiled = llvm::compile(&ctx, w, &opts).map_err(|e| fail(&e))?;
             let jit = compiled.jit(name, &symbols, level).map_err(|e| fail(&e))?;
@@ -68,6 +69,7 @@ fn with_jit<T>(
             let opts = cranelift::Options {
                 opt_level: level,
                 verify: true,
+                bounds_checks: None,
             };
             let jit = cranelift::jit(w, name, &symbols, &opts).map_err(|e| fail(&e))?;
             Ok(f(jit.address))
