@@ -20,6 +20,7 @@ use durin_ir::analysis::program::{self, may_trap, param_types, Operand, Program,
 use durin_ir::analysis::schedule::{Placement, Schedule};
 use durin_ir::semantics::Prim;
 use durin_ir::{ArithOp, CmpOp, Def, Node, Type, TypeKind, World};
+use inkwell::attributes::{Attribute, AttributeLoc};
 use inkwell::basic_block::BasicBlock;
 use inkwell::builder::Builder;
 use inkwell::context::Context;
@@ -102,6 +103,23 @@ struct ModuleLowering<'a, 'ctx> {
     globals: FxHashMap<Def, GlobalValue<'ctx>>,
     program: &'a Program,
     bounds_checks: Option<&'a SourceMap>,
+}
+
+/// LLVM's `memory(none)`.
+const NO_MEMORY: u64 = 0;
+/// LLVM's `memory(read)`: two bits per location (argument memory, inaccessible memory,
+/// other memory), 1 meaning "reads".
+const ALL_READ: u64 = 1 | 1 << 2 | 1 << 4;
+
+/// Adds the enum attributes `attrs` (name and value) to function `f`.
+fn mark(ctx: &Context, f: FunctionValue, attrs: &[(&str, u64)]) {
+    for &(name, value) in attrs {
+        let kind = Attribute::get_named_enum_kind_id(name);
+        f.add_attribute(
+            AttributeLoc::Function,
+            ctx.create_enum_attribute(kind, value),
+        );
+    }
 }
 
 /// The stdlib's marker of a loop to vectorize: `durin_vectorize_hint(width)` at the head of
@@ -993,49 +1011,113 @@ impl<'m, 'a, 'ctx> FunctionLowering<'m, 'a, 'ctx> {
                             .builder
                             .build_int_compare(IntPredicate::ULT, i, n, "")
                             .map_err(llvm)?;
-                        let (ok, bad) = (
-                            self.m.ctx.append_basic_block(self.func, "index.ok"),
-                            self.m.ctx.append_basic_block(self.func, "index.bad"),
-                        );
-                        self.builder
-                            .build_conditional_branch(inside, ok, bad)
-                            .map_err(llvm)?;
-                        self.builder.position_at_end(bad);
-                        let err = self.runtime_fn("durin_index_error", |c| {
-                            c.void_type().fn_type(
-                                &[c.i64_type().into(), c.i64_type().into(), ptr_t.into()],
-                                false,
-                            )
-                        });
-                        self.builder
-                            .build_call(err, &[i.into(), n.into(), place.into()], "")
-                            .map_err(llvm)?;
-                        self.builder.build_unreachable().map_err(llvm)?;
-                        self.builder.position_at_end(ok);
+                        self.index_guard(inside, i, n, place)?;
                     }
                     None => {
+                        // The room around the base, then an inline comparison. The room
+                        // of a pointer does not change while its allocation lives (and a
+                        // pointer used after its release is not checked), so the lookup is
+                        // a pure function for LLVM, which hoists it out of loops and
+                        // computes it once per pointer.
                         let b = self.ptr(base)?;
                         let et = self.m.types.value(w, elem)?;
                         let size = et.size_of().ok_or_else(|| internal("unsized element"))?;
-                        let check = self.runtime_fn("durin_check_index", |c| {
-                            c.void_type().fn_type(
-                                &[
-                                    ptr_t.into(),
-                                    c.i64_type().into(),
-                                    c.i64_type().into(),
-                                    ptr_t.into(),
-                                ],
-                                false,
-                            )
+                        let room_t = self.m.ctx.struct_type(&[i64t.into(), i64t.into()], false);
+                        let room_fn = self.runtime_fn("durin_index_room", |_| {
+                            room_t.fn_type(&[ptr_t.into(), i64t.into()], false)
                         });
-                        self.builder
-                            .build_call(check, &[b.into(), i.into(), size.into(), place.into()], "")
+                        mark(
+                            self.m.ctx,
+                            room_fn,
+                            &[
+                                ("nounwind", 0),
+                                ("willreturn", 0),
+                                ("speculatable", 0),
+                                ("memory", NO_MEMORY),
+                            ],
+                        );
+                        let room = self
+                            .builder
+                            .build_call(room_fn, &[b.into(), size.into()], "room")
+                            .map_err(llvm)?
+                            .try_as_basic_value()
+                            .basic()
+                            .ok_or_else(|| internal("durin_index_room returns nothing"))?
+                            .into_struct_value();
+                        let bld = &self.builder;
+                        let before = bld
+                            .build_extract_value(room, 0, "before")
+                            .map_err(llvm)?
+                            .into_int_value();
+                        let from = bld
+                            .build_extract_value(room, 1, "from")
+                            .map_err(llvm)?
+                            .into_int_value();
+                        let zero = i64t.const_zero();
+                        let up = bld
+                            .build_int_compare(IntPredicate::SLT, i, from, "")
                             .map_err(llvm)?;
+                        let neg = bld.build_int_sub(zero, i, "").map_err(llvm)?;
+                        let down = bld
+                            .build_int_compare(IntPredicate::ULE, neg, before, "")
+                            .map_err(llvm)?;
+                        let nonneg = bld
+                            .build_int_compare(IntPredicate::SGE, i, zero, "")
+                            .map_err(llvm)?;
+                        let inside = bld
+                            .build_select(nonneg, up, down, "")
+                            .map_err(llvm)?
+                            .into_int_value();
+                        self.index_guard(inside, i, from, place)?;
                     }
                 }
             }
             p = base;
         }
+        Ok(())
+    }
+
+    /// Continues where `inside` holds; elsewhere stops with `durin_index_error(i, len,
+    /// place)`.
+    fn index_guard(
+        &mut self,
+        inside: IntValue<'ctx>,
+        i: IntValue<'ctx>,
+        len: IntValue<'ctx>,
+        place: PointerValue<'ctx>,
+    ) -> R<()> {
+        let (ok, bad) = (
+            self.m.ctx.append_basic_block(self.func, "index.ok"),
+            self.m.ctx.append_basic_block(self.func, "index.bad"),
+        );
+        self.builder
+            .build_conditional_branch(inside, ok, bad)
+            .map_err(llvm)?;
+        self.builder.position_at_end(bad);
+        let ptr_t = self.m.ctx.ptr_type(AddressSpace::default());
+        let err = self.runtime_fn("durin_index_error", |c| {
+            c.void_type().fn_type(
+                &[c.i64_type().into(), c.i64_type().into(), ptr_t.into()],
+                false,
+            )
+        });
+        // It never returns and writes nothing the program sees: it does not keep LLVM from
+        // hoisting the room lookups out of a loop.
+        mark(
+            self.m.ctx,
+            err,
+            &[
+                ("noreturn", 0),
+                ("nounwind", 0),
+                ("cold", 0),
+                ("memory", ALL_READ),
+            ],
+        );
+        self.builder
+            .build_call(err, &[i.into(), len.into(), place.into()], "")
+            .map_err(llvm)?;
+        self.builder.build_unreachable().map_err(llvm)?;
+        self.builder.position_at_end(ok);
         Ok(())
     }
 

@@ -8,10 +8,21 @@
 
 use std::collections::BTreeMap;
 use std::ffi::{c_char, CStr};
+use std::cell::Cell;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
 /// Start address to size in bytes, for every live host allocation.
 static ALLOCATIONS: Mutex<BTreeMap<usize, usize>> = Mutex::new(BTreeMap::new());
+
+/// Changes with every change of the table, so that a thread's cached allocation is known
+/// to be current without taking the lock.
+static GENERATION: AtomicU64 = AtomicU64::new(0);
+
+thread_local! {
+    /// The allocation this thread found last: generation, start, size.
+    static LAST: Cell<(u64, usize, usize)> = const { Cell::new((u64::MAX, 0, 0)) };
+}
 
 fn table() -> std::sync::MutexGuard<'static, BTreeMap<usize, usize>> {
     // A panic elsewhere while the lock was held leaves the table as consistent as ever.
@@ -20,12 +31,16 @@ fn table() -> std::sync::MutexGuard<'static, BTreeMap<usize, usize>> {
 
 /// Records a host allocation of `size` bytes at `p`.
 pub(crate) fn allocated(p: *mut u8, size: usize) {
-    table().insert(p as usize, size);
+    let mut t = table();
+    t.insert(p as usize, size);
+    GENERATION.fetch_add(1, Ordering::Release);
 }
 
 /// Forgets the host allocation at `p` (if it is one).
 pub(crate) fn released(p: *mut u8) {
-    table().remove(&(p as usize));
+    let mut t = table();
+    t.remove(&(p as usize));
+    GENERATION.fetch_add(1, Ordering::Release);
 }
 
 fn place_text(place: *const c_char) -> String {
@@ -42,9 +57,20 @@ fn place_text(place: *const c_char) -> String {
 /// The elements of `elem` bytes before and from `p` within the allocation holding `p`, if
 /// the runtime made it.
 fn room(p: usize, elem: usize) -> Option<(usize, usize)> {
-    let t = table();
-    let (&start, &size) = t.range(..=p).next_back()?;
-    (p < start + size).then(|| ((p - start) / elem, (start + size - p) / elem))
+    let generation = GENERATION.load(Ordering::Acquire);
+    let (g, start, size) = LAST.get();
+    let (start, size) = if g == generation && start <= p && p < start + size {
+        (start, size)
+    } else {
+        let t = table();
+        let (&start, &size) = t.range(..=p).next_back()?;
+        if p >= start + size {
+            return None;
+        }
+        LAST.set((generation, start, size));
+        (start, size)
+    };
+    Some(((p - start) / elem, (start + size - p) / elem))
 }
 
 /// Checks `base[index]` for an array of `elem_size`-byte elements at `base`: when `base`
@@ -79,6 +105,34 @@ pub unsafe extern "C" fn durin_check_index(
     }
 }
 
+/// The elements of an array of `elem_size`-byte elements at `base` that an index may reach:
+/// `before` elements before `base` and `from` elements from it, within the runtime's
+/// allocation that holds `base`; `i64::MAX` both when the runtime did not make it. Reads
+/// only the allocation table (so a compiler may hoist it out of a loop that allocates and
+/// releases nothing).
+#[repr(C)]
+pub struct Room {
+    /// Elements before `base`.
+    pub before: i64,
+    /// Elements from `base` on.
+    pub from: i64,
+}
+
+/// The [`Room`] around `base` for elements of `elem_size` bytes.
+#[no_mangle]
+pub extern "C" fn durin_index_room(base: *const u8, elem_size: i64) -> Room {
+    match room(base as usize, elem_size.max(1) as usize) {
+        Some((before, from)) => Room {
+            before: before as i64,
+            from: from as i64,
+        },
+        None => Room {
+            before: i64::MAX,
+            from: i64::MAX,
+        },
+    }
+}
+
 /// Stops the program: `index` is outside a fixed-size array of `len` elements.
 ///
 /// # Safety
@@ -91,7 +145,7 @@ pub unsafe extern "C" fn durin_index_error(index: i64, len: i64, place: *const c
     ))
 }
 
-crate::symbol_table!(durin_check_index, durin_index_error);
+crate::symbol_table!(durin_check_index, durin_index_room, durin_index_error);
 
 #[cfg(test)]
 mod tests {
