@@ -105,11 +105,8 @@ struct ModuleLowering<'a, 'ctx> {
     bounds_checks: Option<&'a SourceMap>,
 }
 
-/// LLVM's `memory(none)`.
+/// LLVM's `memory(none)` (the attribute's value has two bits per kind of memory, all zero).
 const NO_MEMORY: u64 = 0;
-/// LLVM's `memory(read)`: two bits per location (argument memory, inaccessible memory,
-/// other memory), 1 meaning "reads".
-const ALL_READ: u64 = 1 | 1 << 2 | 1 << 4;
 
 /// Adds the enum attributes `attrs` (name and value) to function `f`.
 fn mark(ctx: &Context, f: FunctionValue, attrs: &[(&str, u64)]) {
@@ -1101,17 +1098,12 @@ impl<'m, 'a, 'ctx> FunctionLowering<'m, 'a, 'ctx> {
                 false,
             )
         });
-        // It never returns and writes nothing the program sees: it does not keep LLVM from
-        // hoisting the room lookups out of a loop.
+        // It never returns; it is a side effect LLVM must keep (an attribute such as
+        // `memory(read)` would let it drop the call).
         mark(
             self.m.ctx,
             err,
-            &[
-                ("noreturn", 0),
-                ("nounwind", 0),
-                ("cold", 0),
-                ("memory", ALL_READ),
-            ],
+            &[("noreturn", 0), ("nounwind", 0), ("cold", 0)],
         );
         self.builder
             .build_call(err, &[i.into(), len.into(), place.into()], "")

@@ -6,9 +6,9 @@
 //! runtime did not allocate (the stack, C's heap, globals) is not known, and indexing into
 //! it is not checked.
 
+use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::ffi::{c_char, CStr};
-use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
