@@ -557,7 +557,7 @@ impl Interp<'_, '_> {
                 Jump::Value(r) => Target::Value(src(r)),
                 Jump::Direct(k, capture) => Target::Direct(*k, Env::capture(capture, frame)),
                 Jump::Branch(c, arms) => {
-                    let (k, capture) = match &src(c) {
+                    let (k, capture) = match value_at(code, &regs, env, &own, *c) {
                         Value::Bits(b) if b & 1 == 1 => &arms[0],
                         Value::Bits(_) => &arms[1],
                         _ => return Err((k, "branch on an undefined condition".into())),
@@ -624,25 +624,48 @@ impl Interp<'_, '_> {
         own: &Rc<Frame>,
         regs: &mut Vec<Value>,
     ) -> Result<(), Fail> {
-        let frame = |i: u16| frame_at(env, own, i);
         for st in &code.steps {
-            let v = match &st.memo {
-                Memo::None => self
-                    .compute(code, st, regs, env, own)
-                    .map_err(|m| (st.def, m))?,
-                memo => match self.remembered(memo, &frame) {
-                    Ok(v) => v,
-                    Err(slot) => {
-                        let v = self
-                            .compute(code, st, regs, env, own)
-                            .map_err(|m| (st.def, m))?;
-                        self.remember(memo, slot, &v);
-                        v
-                    }
-                },
-            };
-            regs.push(v);
+            if let Memo::None = st.memo {
+                // Scalar operations write their bits straight into the register; every
+                // other step is computed apart (sharing one move into the registers made
+                // each step wait for a store-forwarding stall).
+                if let Some(r) = scalar(code, st, regs, env, own) {
+                    regs.push(Value::Bits(r.map_err(|m| (st.def, m))?));
+                    continue;
+                }
+            }
+            self.step(code, st, env, own, regs)?;
         }
+        Ok(())
+    }
+
+    /// Computes (or finds remembered) the value of step `st` and pushes it to `regs`.
+    #[inline(never)]
+    fn step(
+        &mut self,
+        code: &Code,
+        st: &code::Step,
+        env: &[Rc<Frame>],
+        own: &Rc<Frame>,
+        regs: &mut Vec<Value>,
+    ) -> Result<(), Fail> {
+        let frame = |i: u16| frame_at(env, own, i);
+        let v = match &st.memo {
+            Memo::None => self
+                .compute(code, st, regs, env, own)
+                .map_err(|m| (st.def, m))?,
+            memo => match self.remembered(memo, &frame) {
+                Ok(v) => v,
+                Err(slot) => {
+                    let v = self
+                        .compute(code, st, regs, env, own)
+                        .map_err(|m| (st.def, m))?;
+                    self.remember(memo, slot, &v);
+                    v
+                }
+            },
+        };
+        regs.push(v);
         Ok(())
     }
 
@@ -681,7 +704,7 @@ impl Interp<'_, '_> {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn compute(
         &mut self,
         code: &Code,
@@ -855,6 +878,32 @@ impl Interp<'_, '_> {
 }
 
 const NOT_A_NUMBER: &str = "operation on a value that is not a number";
+
+/// The bits of step `st` when it is an arithmetic operation, a comparison or a conversion
+/// of numbers (`None` for any other step); as [`Interp::compute`] computes them.
+#[inline(always)]
+fn scalar(
+    code: &Code,
+    st: &code::Step,
+    regs: &[Value],
+    env: &[Rc<Frame>],
+    own: &Rc<Frame>,
+) -> Option<Result<u64, String>> {
+    let op = |i: usize| value_at(code, regs, env, own, st.ops[i]);
+    let num = |i: usize| match op(i) {
+        Value::Bits(b) => Some(*b),
+        _ => None,
+    };
+    Some(match st.op {
+        Op::Arith(o, Some(p)) => match semantics::arith(o, p, num(0)?, num(1)?) {
+            Ok(v) => Ok(v),
+            Err(Trap::DivisionByZero) => Err("integer division by zero".into()),
+        },
+        Op::Cmp(o, Some(p)) => Ok(semantics::cmp(o, p, num(0)?, num(1)?) as u64),
+        Op::Conv(Some(from), Some(to)) => Ok(semantics::conv(from, to, num(0)?)),
+        _ => return None,
+    })
+}
 
 fn bits(v: &Value) -> Result<u64, String> {
     match v {
