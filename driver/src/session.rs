@@ -176,7 +176,16 @@ impl<'io> Session<'io> {
         let results = match result {
             Ok(results) => results,
             Err(e) => {
-                self.fail(error(format!("run-time error in `main`: {}", e.message)));
+                // As native code says it: the place, when the IR has one.
+                let text = match e.loc {
+                    Some(l) => format!(
+                        "run-time error: {}: {}",
+                        self.sources.place(Some(l)),
+                        e.message
+                    ),
+                    None => format!("run-time error: {}", e.message),
+                };
+                self.fail(error(text));
                 return Ok(crate::EXIT_RUNTIME_ERROR);
             }
         };

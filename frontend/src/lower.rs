@@ -966,7 +966,7 @@ impl<'p> Lowerer<'p> {
             K::Binary(op, l, r) => {
                 let a = self.emit(l);
                 let b = self.emit(r);
-                self.binop(*op, a, b)
+                self.binop(*op, a, b, e.span)
             }
             K::And(l, r) | K::Or(l, r) => {
                 let is_and = matches!(e.kind, K::And(..));
@@ -1004,7 +1004,7 @@ impl<'p> Lowerer<'p> {
                 let ptr = self.place(p);
                 let old = self.load(ptr);
                 let x = self.emit(v);
-                let new = self.binop(*op, old, x);
+                let new = self.binop(*op, old, x, e.span);
                 self.store(ptr, new);
                 self.unit()
             }
@@ -1233,7 +1233,9 @@ impl<'p> Lowerer<'p> {
         }
     }
 
-    fn binop(&mut self, op: crate::ast::BinOp, a: Def, b: Def) -> Def {
+    /// `a op b`; a division or remainder, which can stop the program, has `span` as its
+    /// place.
+    fn binop(&mut self, op: crate::ast::BinOp, a: Def, b: Def, span: Span) -> Def {
         use crate::ast::BinOp as B;
         let arith = match op {
             B::Add => ArithOp::Add,
@@ -1259,7 +1261,11 @@ impl<'p> Lowerer<'p> {
                 return self.w.cmp(cmp, a, b);
             }
         };
-        self.w.arith(arith, a, b)
+        let d = self.w.arith(arith, a, b);
+        if matches!(arith, ArithOp::Div | ArithOp::Rem) {
+            self.w.set_loc(d, span);
+        }
+        d
     }
 
     fn emit_match(&mut self, x: &Expr, arms: &[(Pat, Expr)], e: &Expr) -> Def {

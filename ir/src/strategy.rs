@@ -581,6 +581,7 @@ impl Recipe {
             _ => Err(InterpError {
                 at: "@main".into(),
                 message: "unexpected results".into(),
+                loc: None,
             }),
         }
     }
@@ -830,6 +831,7 @@ impl ExprProgram {
             _ => Err(InterpError {
                 at: "@main".into(),
                 message: "unexpected result".into(),
+                loc: None,
             }),
         }
     }

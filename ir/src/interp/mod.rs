@@ -190,6 +190,9 @@ pub struct InterpError {
     pub at: String,
     /// What went wrong.
     pub message: String,
+    /// The source place of the def, or of the operand that has one (the index of an
+    /// out-of-bounds access), when the front end gave one.
+    pub loc: Option<durin_diag::Span>,
 }
 
 impl fmt::Display for InterpError {
@@ -267,7 +270,8 @@ fn named(w: &World, (d, message): Fail) -> InterpError {
         Node::Lit(_) | Node::Bottom | Node::Launch => crate::text::print_def(w, &layout, d),
         _ => layout.name(d).unwrap_or("?").to_string(),
     };
-    InterpError { at, message }
+    let loc = w.loc(d).or_else(|| w.ops(d).iter().find_map(|&o| w.loc(o)));
+    InterpError { at, message, loc }
 }
 
 impl<'w, 'o> Interp<'w, 'o> {
@@ -387,6 +391,7 @@ pub fn run_main(
     let err = |m: String| InterpError {
         at: Layout::compute(w).name(entry).unwrap_or("?").into(),
         message: m,
+        loc: w.loc(entry),
     };
     let ptys = w
         .types()
@@ -510,9 +515,14 @@ impl Interp<'_, '_> {
                 ));
             }
             self.jumps += 1;
-            at = k;
+            let caller = std::mem::replace(&mut at, k);
             let Some(code) = prog.codes.get(k) else {
-                let (ret, results) = self.import(k, &args)?;
+                // An import's error is placed at the call (the calling block's place), when
+                // the program has places.
+                let w = self.w;
+                let (ret, results) = self
+                    .import(k, &args)
+                    .map_err(|(d, m)| (if w.loc(caller).is_some() { caller } else { d }, m))?;
                 target = Target::Value(ret);
                 args = results;
                 continue;
