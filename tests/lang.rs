@@ -243,8 +243,19 @@ fn rejected_programs_give_the_expected_diagnostics() {
     snapshots("fail", 1, 40);
 }
 
+/// `durin ARGS PATH` stops with exit status 101 and `want` in its error output.
+fn assert_run_time_error(path: &Path, args: &[&str], want: &str) {
+    let out = durin(args, path, &[]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    let what = format!("{} ({})", path.display(), args[1..].join(" "));
+    assert_eq!(out.status.code(), Some(101), "{what}: {err}");
+    assert!(err.contains(want), "{what}: want `{want}` in\n{err}");
+}
+
 /// `tests/lang/trap/*.art` fail at run time in the interpreter, with exit code 101 and the
-/// message of their `// error:` line: the memory errors native code would not catch.
+/// message of their `// error:` line: the memory errors native code would not catch. With a
+/// `// checked-error:` line they also stop natively under `--checks bounds` (both back ends,
+/// `-O0` and `-O2`); with a `// native-error:` line, natively without checks.
 #[test]
 fn run_time_errors_stop_the_program_with_exit_status_101() {
     let files = files("trap");
@@ -257,58 +268,21 @@ fn run_time_errors_stop_the_program_with_exit_status_101() {
         let src = std::fs::read_to_string(&path).expect("readable test file");
         let want = header(&src, "// error:").expect("an `// error:` line");
         for level in ["-O0", "-O2"] {
-            let out = durin(&["run", "--backend", "interp", level], &path, &[]);
-            let err = String::from_utf8_lossy(&out.stderr);
-            assert_eq!(out.status.code(), Some(101), "{}: {err}", path.display());
-            assert!(
-                err.contains(want),
-                "{} {level}: want `{want}` in\n{err}",
-                path.display()
-            );
+            assert_run_time_error(&path, &["run", "--backend", "interp", level], want);
         }
         // Errors native code catches with bounds checks, at the index's place.
         if let Some(want) = header(&src, "// checked-error:") {
-            for (backend, level) in [
-                ("llvm", "-O0"),
-                ("llvm", "-O2"),
-                ("cranelift", "-O0"),
-                ("cranelift", "-O2"),
-            ] {
-                let out = durin(
-                    &["run", "--checks", "bounds", "--backend", backend, level],
-                    &path,
-                    &[],
-                );
-                let err = String::from_utf8_lossy(&out.stderr);
-                assert_eq!(
-                    out.status.code(),
-                    Some(101),
-                    "{} {backend}: {err}",
-                    path.display()
-                );
-                assert!(
-                    err.contains(want),
-                    "{} {backend} {level}: want `{want}` in\n{err}",
-                    path.display()
-                );
+            for backend in ["llvm", "cranelift"] {
+                for level in ["-O0", "-O2"] {
+                    let args = ["run", "--checks", "bounds", "--backend", backend, level];
+                    assert_run_time_error(&path, &args, want);
+                }
             }
         }
         // Errors native code catches too, with the same exit status.
         if let Some(want) = header(&src, "// native-error:") {
             for backend in ["llvm", "cranelift"] {
-                let out = durin(&["run", "--backend", backend], &path, &[]);
-                let err = String::from_utf8_lossy(&out.stderr);
-                assert_eq!(
-                    out.status.code(),
-                    Some(101),
-                    "{} {backend}: {err}",
-                    path.display()
-                );
-                assert!(
-                    err.contains(want),
-                    "{} {backend}: want `{want}` in\n{err}",
-                    path.display()
-                );
+                assert_run_time_error(&path, &["run", "--backend", backend], want);
             }
         }
     }

@@ -604,8 +604,8 @@ pub enum Expr {
     Select(Box<Expr>, Box<Expr>, Box<Expr>),
     /// A conversion from primitive type number `.0`.
     Conv(u8, Box<Expr>),
-    /// A bitcast from another type of the same width (see [`bitcast_source`]); none for
-    /// `bool`.
+    /// A bitcast from another type of the same width (see [`bitcast_source`]; a float NaN
+    /// is made [`canonical_nan`] first); none for `bool`.
     Bitcast(Box<Expr>),
     /// `extract(insert(tuple(a, b), i, v), j)`.
     Tuple(Box<Expr>, Box<Expr>, Box<Expr>, bool, bool),
@@ -624,6 +624,16 @@ pub const EXPR_TYPES: [&str; 12] = [
 pub const EXPR_ARGS: usize = 2 * EXPR_TYPES.len();
 
 const NUM_TYPES: u8 = EXPR_TYPES.len() as u8;
+
+/// The bits of the positive quiet NaN of type number `t`, if it is a float type.
+pub fn canonical_nan(t: usize) -> Option<u64> {
+    match EXPR_TYPES[t] {
+        "f16" => Some(0x7e00),
+        "f32" => Some(0x7fc0_0000),
+        "f64" => Some(0x7ff8_0000_0000_0000),
+        _ => None,
+    }
+}
 
 /// The type number a bitcast to type number `t` starts from: the next type of the same
 /// width (`i8 <- u8 <- i8`, `i16 <- u16 <- f16 <- i16`, ...); `bool` has none.
@@ -785,7 +795,19 @@ impl ExprProgram {
                 if t == 0 {
                     return self.expr(a, 0);
                 }
-                let x = self.expr(a, bitcast_source(t));
+                let from = bitcast_source(t);
+                let mut x = self.expr(a, from);
+                if let Some(nan) = canonical_nan(from) {
+                    // The sign and payload of a NaN an operation makes are not specified
+                    // (the hardware and LLVM's folding differ): a NaN is made canonical
+                    // before its bits are seen as an integer.
+                    let (bt, ft) = (self.types[0], self.types[from]);
+                    let is_nan = self.world.build(crate::Node::Cmp(CmpOp::Ne), bt, &[x, x]);
+                    let canon = self.world.lit(ft, nan);
+                    x = self
+                        .world
+                        .build(crate::Node::Select, ft, &[is_nan, canon, x]);
+                }
                 self.world.build(crate::Node::Bitcast, ty, &[x])
             }
             Expr::Tuple(a, b, v, i, j) => {

@@ -207,16 +207,7 @@ mod reference {
         }
     }
 
-    fn cmp<T: PartialOrd>(op: CmpOp, x: T, y: T) -> bool {
-        match op {
-            CmpOp::Eq => x == y,
-            CmpOp::Ne => x != y,
-            CmpOp::Lt => x < y,
-            CmpOp::Le => x <= y,
-            CmpOp::Gt => x > y,
-            CmpOp::Ge => x >= y,
-        }
-    }
+    use crate::typed_reference::compare as cmp;
 
     fn last(p: &Pools) -> (i32, f64) {
         (

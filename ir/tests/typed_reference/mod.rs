@@ -2,7 +2,7 @@
 //! (`i8`, `u16`, `f32`, `half::f16`, ...) with Rust's operators and `as` casts, without
 //! building IR or calling `durin_ir::semantics`.
 
-use durin_ir::strategy::{bitcast_source, Expr, EXPR_TYPES};
+use durin_ir::strategy::{bitcast_source, canonical_nan, Expr, EXPR_TYPES};
 use durin_ir::{ArithOp, CmpOp};
 use half::f16;
 
@@ -162,7 +162,8 @@ fn is_zero<T: Zero + PartialEq>(x: T) -> bool {
     x == T::ZERO
 }
 
-fn compare<T: PartialOrd>(op: CmpOp, x: T, y: T) -> bool {
+/// `x op y` with Rust's comparison operators.
+pub fn compare<T: PartialOrd>(op: CmpOp, x: T, y: T) -> bool {
     match op {
         CmpOp::Eq => x == y,
         CmpOp::Ne => x != y,
@@ -286,7 +287,17 @@ impl Eval<'_> {
             }
             Expr::Conv(u, a) => Ok(self.eval(a, *u as usize % n)?.convert(t)),
             Expr::Bitcast(a) if t == 0 => self.eval(a, 0),
-            Expr::Bitcast(a) => Ok(V::from_bits(t, self.eval(a, bitcast_source(t))?.bits())),
+            Expr::Bitcast(a) => {
+                // As `ExprProgram` builds it: a NaN is made canonical first.
+                let from = bitcast_source(t);
+                let x = self.eval(a, from)?;
+                let nan = each!(x, v => v != v);
+                let bits = match canonical_nan(from) {
+                    Some(c) if nan => c,
+                    _ => x.bits(),
+                };
+                Ok(V::from_bits(t, bits))
+            }
             Expr::Tuple(a, b, v, i, j) => {
                 let (x, y, v) = (self.eval(a, t)?, self.eval(b, t)?, self.eval(v, t)?);
                 Ok(if i == j {
