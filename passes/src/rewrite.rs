@@ -86,7 +86,8 @@ impl<'c> Rewriter<'c> {
             } else {
                 let ty = w.type_of(x);
                 let r = w.build(node, ty, &ops);
-                if let (Some(l), None) = (w.loc(x), w.loc(r)) {
+                // The place of an index or a division, which run-time errors name.
+                if let Some(l) = w.loc(x) {
                     w.set_loc(r, l);
                 }
                 r
