@@ -13,7 +13,7 @@
 
 use crate::live::Live;
 use crate::rewrite::{
-    closed_conts, cont_param_types, reached_scope, specialize, DefSet, Rewriter, UseCache,
+    closed_conts, cont_param_types, reached_scope_within, specialize, DefSet, Rewriter, UseCache,
 };
 use durin_ir::{Def, Node, World};
 use rustc_hash::FxHashMap;
@@ -253,7 +253,7 @@ pub fn drop_params(w: &mut World) -> bool {
         if subst.iter().all(Option::is_none) {
             continue;
         }
-        let scope = reached_scope(w, k);
+        let scope = reached_scope_within(w, k, |c| c != k && is_closed(c));
         if scope.iter().any(|m| tainted.contains(m)) {
             continue;
         }

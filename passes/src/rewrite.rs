@@ -235,6 +235,14 @@ impl UseCache {
 /// one. Passes rewrite in place and leave such continuations until `dce`, so they need
 /// this one.
 pub fn reached_scope(w: &World, entry: Def) -> DefSet {
+    reached_scope_within(w, entry, |_| false)
+}
+
+/// [`reached_scope`], not looking past the continuations `outside` holds for (such as
+/// closed functions other than `entry`: they use no parameter of `entry`'s scope, and what
+/// only they reach does not either). The walk of a function that calls the next of a
+/// chain of thousands stops at the next instead of running down the chain.
+pub fn reached_scope_within(w: &World, entry: Def, outside: impl Fn(Def) -> bool) -> DefSet {
     let mut reached = DefSet::default();
     reached.insert(entry);
     let mut index = ScopeIndex::default();
@@ -243,7 +251,7 @@ pub fn reached_scope(w: &World, entry: Def) -> DefSet {
         let c = reached[i];
         i += 1;
         let conts = index.add(w, c);
-        reached.extend(conts);
+        reached.extend(conts.into_iter().filter(|&d| d == entry || !outside(d)));
     }
     index.scope(entry)
 }
