@@ -607,6 +607,21 @@ impl<'a> Checker<'a> {
                     if !decl.type_params.is_empty() {
                         self.err(a.span, "a polymorphic function cannot be exported");
                     }
+                    // One symbol per name: a second one would be a linker error, or a
+                    // function exported under a name it does not have.
+                    match self.exported.get(&name) {
+                        Some(&first) => {
+                            let d = self
+                                .error(decl.name.span, format!("a function named `{name}` is already exported"))
+                                .with_label_message("exported again here")
+                                .with_secondary(first, "first exported here")
+                                .with_note("exported functions share one namespace, whatever their scope: rename one, or export it with `#[export(name = \"...\")]`");
+                            self.emit(d);
+                        }
+                        None => {
+                            self.exported.insert(name.clone(), decl.name.span);
+                        }
+                    }
                     linkage = Linkage::Export(name);
                 }
                 "import" => {

@@ -305,6 +305,8 @@ struct Checker<'a> {
     struct_src: Vec<(&'a ast::Item, ModId, bool)>,
     enums: Vec<EnumInfo>,
     enum_src: Vec<(&'a ast::Item, ModId, bool)>,
+    /// The symbol names exported so far, with the place of the `#[export]`.
+    exported: FxHashMap<Box<str>, Span>,
     aliases: Vec<AliasSource<'a>>,
     statics: Vec<StaticInfo>,
     static_src: Vec<(&'a ast::Item, ModId, SigState)>,
@@ -338,6 +340,7 @@ pub fn check(
         struct_src: Vec::new(),
         enums: Vec::new(),
         enum_src: Vec::new(),
+        exported: FxHashMap::default(),
         aliases: Vec::new(),
         statics: Vec::new(),
         static_src: Vec::new(),
