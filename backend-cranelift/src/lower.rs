@@ -33,7 +33,7 @@ use cranelift_jit::JITModule;
 use cranelift_module::{DataDescription, DataId, FuncId, Linkage, Module};
 use durin_diag::{Diagnostic, SourceMap};
 use durin_ir::analysis::cfg::{Cfg, DomTree};
-use durin_ir::analysis::program::{self, param_types, Operand, Program, Signature};
+use durin_ir::analysis::program::{self, array_indices, param_types, Operand, Program, Signature};
 use durin_ir::analysis::schedule::{Placement, Schedule};
 use durin_ir::semantics::Prim;
 use durin_ir::{ArithOp, CmpOp, Def, Node, Type, TypeKind, World};
@@ -915,44 +915,37 @@ impl<'m, 'a, 'f> FunctionLowering<'m, 'a, 'f> {
             return Ok(());
         };
         let w = self.w();
-        let mut p = ptr;
-        while matches!(w.node(p), Node::Lea) {
-            let (base, index) = (w.ops(p)[0], w.ops(p)[1]);
-            let TypeKind::Ptr { pointee, .. } = *w.kind(w.type_of(base)) else {
-                break;
-            };
-            if let TypeKind::Array { elem, len } = *w.kind(pointee) {
-                let place = sources.place(w.loc(at).or(w.loc(p)));
-                let place = self.string(&place)?;
-                let i = self.index64(index)?;
-                let i64p = AbiParam::new(cl::I64);
-                match len {
-                    Some(n) => {
-                        let len = self.b.ins().iconst(cl::I64, n as i64);
-                        let inside = self.b.ins().icmp(IntCC::UnsignedLessThan, i, len);
-                        let (ok, bad) = (self.b.create_block(), self.b.create_block());
-                        self.b.set_cold_block(bad);
-                        self.b.ins().brif(inside, ok, &[], bad, &[]);
-                        self.b.switch_to_block(bad);
-                        let err = self
-                            .m
-                            .helper("durin_index_error", &[i64p, i64p, i64p], None)?;
-                        let err = self.func_ref(err);
-                        self.b.ins().call(err, &[i, len, place]);
-                        self.b.ins().trap(TrapCode::unwrap_user(1));
-                        self.b.switch_to_block(ok);
-                    }
-                    None => {
-                        let b = self.scalar(base)?;
-                        let size = self.shape(elem)?.size as i64;
-                        let size = self.b.ins().iconst(cl::I64, size);
-                        let check = self.m.helper("durin_check_index", &[i64p; 4], None)?;
-                        let check = self.func_ref(check);
-                        self.b.ins().call(check, &[b, i, size, place]);
-                    }
+        for a in array_indices(w, ptr) {
+            let (base, index, elem, len) = (a.base, a.index, a.elem, a.len);
+            let place = sources.place(w.loc(at).or(w.loc(a.lea)));
+            let place = self.string(&place)?;
+            let i = self.index64(index)?;
+            let i64p = AbiParam::new(cl::I64);
+            match len {
+                Some(n) => {
+                    let len = self.b.ins().iconst(cl::I64, n as i64);
+                    let inside = self.b.ins().icmp(IntCC::UnsignedLessThan, i, len);
+                    let (ok, bad) = (self.b.create_block(), self.b.create_block());
+                    self.b.set_cold_block(bad);
+                    self.b.ins().brif(inside, ok, &[], bad, &[]);
+                    self.b.switch_to_block(bad);
+                    let err = self
+                        .m
+                        .helper("durin_index_error", &[i64p, i64p, i64p], None)?;
+                    let err = self.func_ref(err);
+                    self.b.ins().call(err, &[i, len, place]);
+                    self.b.ins().trap(TrapCode::unwrap_user(1));
+                    self.b.switch_to_block(ok);
+                }
+                None => {
+                    let b = self.scalar(base)?;
+                    let size = self.shape(elem)?.size as i64;
+                    let size = self.b.ins().iconst(cl::I64, size);
+                    let check = self.m.helper("durin_check_index", &[i64p; 4], None)?;
+                    let check = self.func_ref(check);
+                    self.b.ins().call(check, &[b, i, size, place]);
                 }
             }
-            p = base;
         }
         Ok(())
     }

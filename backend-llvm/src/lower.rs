@@ -16,7 +16,9 @@ use crate::types::Types;
 use crate::{internal, unsupported};
 use durin_diag::{Diagnostic, SourceMap};
 use durin_ir::analysis::cfg::{Cfg, DomTree};
-use durin_ir::analysis::program::{self, may_trap, param_types, Operand, Program, Signature};
+use durin_ir::analysis::program::{
+    self, array_indices, may_trap, param_types, Operand, Program, Signature,
+};
 use durin_ir::analysis::schedule::{Placement, Schedule};
 use durin_ir::semantics::Prim;
 use durin_ir::{ArithOp, CmpOp, Def, Node, Type, TypeKind, World};
@@ -986,90 +988,83 @@ impl<'m, 'a, 'ctx> FunctionLowering<'m, 'a, 'ctx> {
         };
         let w = self.w();
         let i64t = self.m.ctx.i64_type();
-        let mut p = ptr;
-        while matches!(w.node(p), Node::Lea) {
-            let (base, index) = (w.ops(p)[0], w.ops(p)[1]);
-            let TypeKind::Ptr { pointee, .. } = *w.kind(w.type_of(base)) else {
-                break;
-            };
-            if let TypeKind::Array { elem, len } = *w.kind(pointee) {
-                let place = sources.place(w.loc(at).or(w.loc(p)));
-                let i = self.index64(index)?;
-                let place = self
-                    .builder
-                    .build_global_string_ptr(&place, "place")
-                    .map_err(llvm)?
-                    .as_pointer_value();
-                let ptr_t = self.m.ctx.ptr_type(AddressSpace::default());
-                match len {
-                    Some(n) => {
-                        let n = i64t.const_int(n, false);
-                        let inside = self
-                            .builder
-                            .build_int_compare(IntPredicate::ULT, i, n, "")
-                            .map_err(llvm)?;
-                        self.index_guard(inside, i, n, place)?;
-                    }
-                    None => {
-                        // The room around the base, then an inline comparison. The room
-                        // of a pointer does not change while its allocation lives (and a
-                        // pointer used after its release is not checked), so the lookup is
-                        // a pure function for LLVM, which hoists it out of loops and
-                        // computes it once per pointer.
-                        let b = self.ptr(base)?;
-                        let et = self.m.types.value(w, elem)?;
-                        let size = et.size_of().ok_or_else(|| internal("unsized element"))?;
-                        let room_t = self.m.ctx.struct_type(&[i64t.into(), i64t.into()], false);
-                        let room_fn = self.runtime_fn("durin_index_room", |_| {
-                            room_t.fn_type(&[ptr_t.into(), i64t.into()], false)
-                        });
-                        mark(
-                            self.m.ctx,
-                            room_fn,
-                            &[
-                                ("nounwind", 0),
-                                ("willreturn", 0),
-                                ("speculatable", 0),
-                                ("memory", NO_MEMORY),
-                            ],
-                        );
-                        let room = self
-                            .builder
-                            .build_call(room_fn, &[b.into(), size.into()], "room")
-                            .map_err(llvm)?
-                            .try_as_basic_value()
-                            .basic()
-                            .ok_or_else(|| internal("durin_index_room returns nothing"))?
-                            .into_struct_value();
-                        let bld = &self.builder;
-                        let before = bld
-                            .build_extract_value(room, 0, "before")
-                            .map_err(llvm)?
-                            .into_int_value();
-                        let from = bld
-                            .build_extract_value(room, 1, "from")
-                            .map_err(llvm)?
-                            .into_int_value();
-                        let zero = i64t.const_zero();
-                        let up = bld
-                            .build_int_compare(IntPredicate::SLT, i, from, "")
-                            .map_err(llvm)?;
-                        let neg = bld.build_int_sub(zero, i, "").map_err(llvm)?;
-                        let down = bld
-                            .build_int_compare(IntPredicate::ULE, neg, before, "")
-                            .map_err(llvm)?;
-                        let nonneg = bld
-                            .build_int_compare(IntPredicate::SGE, i, zero, "")
-                            .map_err(llvm)?;
-                        let inside = bld
-                            .build_select(nonneg, up, down, "")
-                            .map_err(llvm)?
-                            .into_int_value();
-                        self.index_guard(inside, i, from, place)?;
-                    }
+        for a in array_indices(w, ptr) {
+            let (base, index, elem, len) = (a.base, a.index, a.elem, a.len);
+            let place = sources.place(w.loc(at).or(w.loc(a.lea)));
+            let i = self.index64(index)?;
+            let place = self
+                .builder
+                .build_global_string_ptr(&place, "place")
+                .map_err(llvm)?
+                .as_pointer_value();
+            let ptr_t = self.m.ctx.ptr_type(AddressSpace::default());
+            match len {
+                Some(n) => {
+                    let n = i64t.const_int(n, false);
+                    let inside = self
+                        .builder
+                        .build_int_compare(IntPredicate::ULT, i, n, "")
+                        .map_err(llvm)?;
+                    self.index_guard(inside, i, n, place)?;
+                }
+                None => {
+                    // The room around the base, then an inline comparison. The room
+                    // of a pointer does not change while its allocation lives (and a
+                    // pointer used after its release is not checked), so the lookup is
+                    // a pure function for LLVM, which hoists it out of loops and
+                    // computes it once per pointer.
+                    let b = self.ptr(base)?;
+                    let et = self.m.types.value(w, elem)?;
+                    let size = et.size_of().ok_or_else(|| internal("unsized element"))?;
+                    let room_t = self.m.ctx.struct_type(&[i64t.into(), i64t.into()], false);
+                    let room_fn = self.runtime_fn("durin_index_room", |_| {
+                        room_t.fn_type(&[ptr_t.into(), i64t.into()], false)
+                    });
+                    mark(
+                        self.m.ctx,
+                        room_fn,
+                        &[
+                            ("nounwind", 0),
+                            ("willreturn", 0),
+                            ("speculatable", 0),
+                            ("memory", NO_MEMORY),
+                        ],
+                    );
+                    let room = self
+                        .builder
+                        .build_call(room_fn, &[b.into(), size.into()], "room")
+                        .map_err(llvm)?
+                        .try_as_basic_value()
+                        .basic()
+                        .ok_or_else(|| internal("durin_index_room returns nothing"))?
+                        .into_struct_value();
+                    let bld = &self.builder;
+                    let before = bld
+                        .build_extract_value(room, 0, "before")
+                        .map_err(llvm)?
+                        .into_int_value();
+                    let from = bld
+                        .build_extract_value(room, 1, "from")
+                        .map_err(llvm)?
+                        .into_int_value();
+                    let zero = i64t.const_zero();
+                    let up = bld
+                        .build_int_compare(IntPredicate::SLT, i, from, "")
+                        .map_err(llvm)?;
+                    let neg = bld.build_int_sub(zero, i, "").map_err(llvm)?;
+                    let down = bld
+                        .build_int_compare(IntPredicate::ULE, neg, before, "")
+                        .map_err(llvm)?;
+                    let nonneg = bld
+                        .build_int_compare(IntPredicate::SGE, i, zero, "")
+                        .map_err(llvm)?;
+                    let inside = bld
+                        .build_select(nonneg, up, down, "")
+                        .map_err(llvm)?
+                        .into_int_value();
+                    self.index_guard(inside, i, from, place)?;
                 }
             }
-            p = base;
         }
         Ok(())
     }

@@ -402,3 +402,43 @@ pub fn param_types(w: &World, k: Def) -> Vec<Type> {
         .map(|p| p.to_vec())
         .unwrap_or_default()
 }
+
+/// An index into an array on the way from an accessed pointer to its base: `lea(base,
+/// index)` where `base` points to an array of `elem` (`len` elements, if fixed).
+#[derive(Clone, Copy, Debug)]
+pub struct ArrayIndex {
+    /// The `lea`.
+    pub lea: Def,
+    /// The pointer to the array.
+    pub base: Def,
+    /// The index.
+    pub index: Def,
+    /// The element type.
+    pub elem: Type,
+    /// The length of a fixed-size array.
+    pub len: Option<u64>,
+}
+
+/// The array indices a load or store through `ptr` goes through (a chain of `lea`s, from
+/// the access outwards), for bounds checks.
+pub fn array_indices(w: &World, ptr: Def) -> Vec<ArrayIndex> {
+    let mut out = Vec::new();
+    let mut p = ptr;
+    while w.node(p) == Node::Lea {
+        let (base, index) = (w.ops(p)[0], w.ops(p)[1]);
+        let TypeKind::Ptr { pointee, .. } = *w.kind(w.type_of(base)) else {
+            break;
+        };
+        if let TypeKind::Array { elem, len } = *w.kind(pointee) {
+            out.push(ArrayIndex {
+                lea: p,
+                base,
+                index,
+                elem,
+                len,
+            });
+        }
+        p = base;
+    }
+    out
+}
