@@ -207,18 +207,13 @@ impl<'a> ModuleLowering<'a> {
     }
 
     /// A runtime or C library function, declared on first use.
-    fn helper(
-        &mut self,
-        name: &'static str,
-        params: &[AbiParam],
-        ret: Option<AbiParam>,
-    ) -> R<FuncId> {
+    fn helper(&mut self, name: &'static str, params: &[AbiParam], rets: &[AbiParam]) -> R<FuncId> {
         if let Some(&id) = self.helpers.get(name) {
             return Ok(id);
         }
         let mut s = self.module.make_signature();
         s.params.extend_from_slice(params);
-        s.returns.extend(ret);
+        s.returns.extend_from_slice(rets);
         let id = self
             .module
             .declare_function(name, Linkage::Import, &s)
@@ -499,7 +494,7 @@ impl<'m, 'a, 'f> FunctionLowering<'m, 'a, 'f> {
         params: &[AbiParam],
         ret: AbiParam,
     ) -> R<Value> {
-        let id = self.m.helper(name, params, Some(ret))?;
+        let id = self.m.helper(name, params, &[ret])?;
         let f = self.func_ref(id);
         let call = self.b.ins().call(f, args);
         Ok(self.b.inst_results(call)[0])
@@ -915,37 +910,53 @@ impl<'m, 'a, 'f> FunctionLowering<'m, 'a, 'f> {
             return Ok(());
         };
         let w = self.w();
+        let i64p = AbiParam::new(cl::I64);
         for a in array_indices(w, ptr) {
-            let (base, index, elem, len) = (a.base, a.index, a.elem, a.len);
             let place = sources.place(w.loc(at).or(w.loc(a.lea)));
             let place = self.string(&place)?;
-            let i = self.index64(index)?;
-            let i64p = AbiParam::new(cl::I64);
-            match len {
+            let i = self.index64(a.index)?;
+            // Inside when `i < len` (unsigned) for a fixed-size array; behind a pointer,
+            // when `-before <= i < from` for the room the runtime finds around the base.
+            let (inside, len) = match a.len {
                 Some(n) => {
                     let len = self.b.ins().iconst(cl::I64, n as i64);
-                    let inside = self.b.ins().icmp(IntCC::UnsignedLessThan, i, len);
-                    let (ok, bad) = (self.b.create_block(), self.b.create_block());
-                    self.b.set_cold_block(bad);
-                    self.b.ins().brif(inside, ok, &[], bad, &[]);
-                    self.b.switch_to_block(bad);
-                    let err = self
-                        .m
-                        .helper("durin_index_error", &[i64p, i64p, i64p], None)?;
-                    let err = self.func_ref(err);
-                    self.b.ins().call(err, &[i, len, place]);
-                    self.b.ins().trap(TrapCode::unwrap_user(1));
-                    self.b.switch_to_block(ok);
+                    (self.b.ins().icmp(IntCC::UnsignedLessThan, i, len), len)
                 }
                 None => {
-                    let b = self.scalar(base)?;
-                    let size = self.shape(elem)?.size as i64;
+                    let b = self.scalar(a.base)?;
+                    let size = self.shape(a.elem)?.size as i64;
                     let size = self.b.ins().iconst(cl::I64, size);
-                    let check = self.m.helper("durin_check_index", &[i64p; 4], None)?;
-                    let check = self.func_ref(check);
-                    self.b.ins().call(check, &[b, i, size, place]);
+                    let room = self
+                        .m
+                        .helper("durin_index_room", &[i64p, i64p], &[i64p, i64p])?;
+                    let room = self.func_ref(room);
+                    let call = self.b.ins().call(room, &[b, size]);
+                    let (before, from) =
+                        (self.b.inst_results(call)[0], self.b.inst_results(call)[1]);
+                    let up = self.b.ins().icmp(IntCC::SignedLessThan, i, from);
+                    let neg = self.b.ins().ineg(i);
+                    let down = self
+                        .b
+                        .ins()
+                        .icmp(IntCC::UnsignedLessThanOrEqual, neg, before);
+                    let nonneg = self
+                        .b
+                        .ins()
+                        .icmp_imm_s(IntCC::SignedGreaterThanOrEqual, i, 0);
+                    (self.b.ins().select(nonneg, up, down), from)
                 }
-            }
+            };
+            let (ok, bad) = (self.b.create_block(), self.b.create_block());
+            self.b.set_cold_block(bad);
+            self.b.ins().brif(inside, ok, &[], bad, &[]);
+            self.b.switch_to_block(bad);
+            let err = self
+                .m
+                .helper("durin_index_error", &[i64p, i64p, i64p], &[])?;
+            let err = self.func_ref(err);
+            self.b.ins().call(err, &[i, len, place]);
+            self.b.ins().trap(TrapCode::unwrap_user(1));
+            self.b.switch_to_block(ok);
         }
         Ok(())
     }
@@ -955,7 +966,7 @@ impl<'m, 'a, 'f> FunctionLowering<'m, 'a, 'f> {
         let message = self.string(text)?;
         let err = self
             .m
-            .helper("durin_runtime_error", &[AbiParam::new(cl::I64)], None)?;
+            .helper("durin_runtime_error", &[AbiParam::new(cl::I64)], &[])?;
         let err = self.func_ref(err);
         self.b.ins().call(err, &[message]);
         self.b.ins().trap(TrapCode::unwrap_user(1));

@@ -232,10 +232,6 @@ impl Campaign {
         let next = AtomicU64::new(0);
         let runs = AtomicU64::new(0);
         let report = Mutex::new(Report::default());
-        let done = |r: &Report| {
-            self.inputs.is_some_and(|n| r.inputs >= n)
-                || self.duration.is_some_and(|d| start.elapsed() >= d)
-        };
         let last_progress = Mutex::new(Instant::now());
         std::thread::scope(|s| {
             for worker in 0..self.jobs.max(1) {
@@ -277,9 +273,6 @@ impl Campaign {
                                 eprintln!("fuzz: {}", r.summary());
                                 *last = Instant::now();
                             }
-                        }
-                        if done(&r) {
-                            break;
                         }
                     }
                     let _ = std::fs::remove_dir_all(&dir);

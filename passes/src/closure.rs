@@ -748,8 +748,11 @@ impl Converter<'_> {
                 .collect();
             let ty = self.ty(old.type_of(x))?;
             let v = self.new.build(old.node(x), ty, &ops);
-            if let Some(l) = old.loc(x) {
-                self.new.set_loc(v, l);
+            // The place of an index or a division, which run-time errors name.
+            if matches!(old.node(x), Node::Lea | Node::Arith(_)) {
+                if let Some(l) = old.loc(x) {
+                    self.new.set_loc(v, l);
+                }
             }
             self.remember(x, ctx, local, v);
         }

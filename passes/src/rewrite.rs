@@ -86,9 +86,12 @@ impl<'c> Rewriter<'c> {
             } else {
                 let ty = w.type_of(x);
                 let r = w.build(node, ty, &ops);
-                // The place of an index or a division, which run-time errors name.
-                if let Some(l) = w.loc(x) {
-                    w.set_loc(r, l);
+                // The place of an index or a division, which run-time errors name (the
+                // only operations the front end places: others need no lookup here).
+                if matches!(node, Node::Lea | Node::Arith(_)) {
+                    if let Some(l) = w.loc(x) {
+                        w.set_loc(r, l);
+                    }
                 }
                 r
             };

@@ -73,38 +73,6 @@ fn room(p: usize, elem: usize) -> Option<(usize, usize)> {
     Some(((p - start) / elem, (start + size - p) / elem))
 }
 
-/// Checks `base[index]` for an array of `elem_size`-byte elements at `base`: when `base`
-/// points into an allocation of this runtime, the element must lie within it; otherwise
-/// nothing is known and nothing is checked. Stops the program with a run-time error naming
-/// `place` when the check fails.
-///
-/// # Safety
-/// `place` is null or a zero-terminated string.
-#[no_mangle]
-pub unsafe extern "C" fn durin_check_index(
-    base: *const u8,
-    index: i64,
-    elem_size: i64,
-    place: *const c_char,
-) {
-    let elem = elem_size.max(1) as usize;
-    let Some((before, from)) = room(base as usize, elem) else {
-        return;
-    };
-    let fits = if index >= 0 {
-        (index as u64) < from as u64
-    } else {
-        index.unsigned_abs() <= before as u64
-    };
-    if !fits {
-        // As the interpreter says it: the elements from `base` to the end of the allocation.
-        crate::error::fail(&format!(
-            "{}: out-of-bounds access: index {index} of {from} elements",
-            place_text(place)
-        ));
-    }
-}
-
 /// The elements of an array of `elem_size`-byte elements at `base` that an index may reach:
 /// `before` elements before `base` and `from` elements from it, within the runtime's
 /// allocation that holds `base`; `i64::MAX` both when the runtime did not make it. Reads
@@ -145,7 +113,7 @@ pub unsafe extern "C" fn durin_index_error(index: i64, len: i64, place: *const c
     ))
 }
 
-crate::symbol_table!(durin_check_index, durin_index_room, durin_index_error);
+crate::symbol_table!(durin_index_room, durin_index_error);
 
 #[cfg(test)]
 mod tests {
