@@ -80,8 +80,12 @@ struct Pe<'w> {
     memo: FxHashMap<Key, Def>,
     /// The key of each memoized specialization.
     memo_key: FxHashMap<Def, Key>,
-    /// For each continuation made by cloning: the call site whose specialization made it.
-    origin: FxHashMap<Def, (Def, Def)>,
+    /// For each continuation made by cloning: the call site whose specialization made it,
+    /// the callee, and the specialization's number in `growth`.
+    origin: FxHashMap<Def, (Def, Def, u32)>,
+    /// For each specialization: the definitions it made, and how many specializations of
+    /// the same callee in a row, each inside the one before, grew by half or more.
+    growth: Vec<(usize, u32)>,
     /// Control-flow specializations made per callee (bounded: see [`CFF_LIMIT`]).
     cff_count: FxHashMap<Def, u32>,
     /// Which continuations are closed (top-level functions).
@@ -109,6 +113,12 @@ const CFF_MAX_SCOPE: usize = 32;
 /// otherwise exhaust memory first. (Five nested `unroll(0, 8)` loops make about a million.)
 pub const MAX_DEFS: usize = 8_000_000;
 
+/// Specialization stops with the fuel diagnostic after this many specializations of one
+/// callee in a row, each made inside the one before and copying half as much again: a
+/// recursion that passes the clone's own return point copies every clone before it
+/// (doubling), and would otherwise run until [`MAX_DEFS`], seconds later.
+pub const GROWTH_LIMIT: u32 = 16;
+
 /// A specialization costs one unit of fuel, and one more per this many definitions it
 /// makes.
 pub const FUEL_DEFS: usize = 4096;
@@ -122,6 +132,7 @@ pub fn run(w: &mut World, opts: Options) -> Result<Stats, Diagnostic> {
         memo: FxHashMap::default(),
         memo_key: FxHashMap::default(),
         origin: FxHashMap::default(),
+        growth: Vec::new(),
         cff_count: FxHashMap::default(),
         closed: FxHashMap::default(),
         templates: DefSet::default(),
@@ -376,18 +387,34 @@ impl Pe<'_> {
     fn clone_of(&mut self, site: Def, target: Def, args: &[Option<Def>]) -> Def {
         let name = self.w.name(target).unwrap_or("k").to_string();
         let before = self.w.num_defs();
-        let scope = self.index.scope(target);
+        let scope = self.index.reached_scope(self.w, target);
         let c = specialize_in(self.w, target, args, &name, &scope, self.index.cache());
         // A large clone costs more fuel: specializing on values that are not constant can
         // nest each clone in the next, and copying them all again doubles the work.
-        let extra = ((self.w.num_defs() - before) / FUEL_DEFS) as u64;
+        let made = self.w.num_defs() - before;
+        let extra = (made / FUEL_DEFS) as u64;
+        // A specialization inside a clone of the same callee that copies half as much
+        // again as that clone: the clone is inside what it copies.
+        let streak = match self.origin.get(&site) {
+            Some(&(_, t, id)) if t == target => {
+                let (prev, streak) = self.growth[id as usize];
+                if 2 * made >= 3 * prev {
+                    streak + 1
+                } else {
+                    0
+                }
+            }
+            _ => 0,
+        };
+        let id = u32::try_from(self.growth.len()).expect("fewer specializations than fuel");
+        self.growth.push((made, streak));
         self.fuel_left = self.fuel_left.saturating_sub(extra);
         // The originals are templates now: their jumps are specialized in the clones, not
         // in them (specializing inside a template would be copied into every clone).
         self.templates.extend(scope);
         for d in self.w.defs_from(before).collect::<Vec<_>>() {
             if self.w.node(d) == Node::Cont {
-                self.origin.insert(d, (site, target));
+                self.origin.insert(d, (site, target, id));
                 self.index.add(self.w, d);
             }
         }
@@ -422,6 +449,9 @@ impl Pe<'_> {
             None => {
                 self.spend_fuel(k, target)?;
                 let c = self.clone_of(k, target, &key.1);
+                if self.growth.last().is_some_and(|g| g.1 >= GROWTH_LIMIT) {
+                    return Err(self.out_of_fuel(k, target));
+                }
                 self.memo.insert(key.clone(), c);
                 self.memo_key.insert(c, key.clone());
                 (c, true)
@@ -461,7 +491,13 @@ impl Pe<'_> {
 
     fn out_of_fuel(&self, site: Def, target: Def) -> Diagnostic {
         let name = |d: Def| self.w.name(d).unwrap_or("a continuation").to_string();
-        let what = if self.fuel_left == 0 {
+        let what = if self.growth.last().is_some_and(|g| g.1 >= GROWTH_LIMIT) {
+            format!(
+                "room (each specialization of `{}` copies the one it is in, {GROWTH_LIMIT} \
+                 times in a row: the program grows geometrically)",
+                name(target)
+            )
+        } else if self.fuel_left == 0 {
             format!(
                 "fuel ({}: one per specialization, more for large ones)",
                 self.opts.fuel
@@ -486,7 +522,7 @@ impl Pe<'_> {
         let mut chain: Vec<(String, Option<Span>, usize)> = Vec::new();
         let mut at = site;
         let mut seen = DefSet::default();
-        while let Some(&(from, callee)) = self.origin.get(&at) {
+        while let Some(&(from, callee, _)) = self.origin.get(&at) {
             if !seen.insert(from) {
                 break;
             }
