@@ -397,3 +397,13 @@ pub struct Jit<'ctx> {
     /// Time of each step.
     pub timings: Timings,
 }
+
+impl Jit<'_> {
+    /// The address of another function of the module (an exported one: `#[export]`
+    /// functions keep their names).
+    pub fn function(&self, name: &str) -> Result<usize> {
+        self._engine.get_function_address(name).map_err(|e| {
+            Diagnostic::error_at(None, format!("the JIT has no function `{name}`: {e:?}"))
+        })
+    }
+}

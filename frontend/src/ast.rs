@@ -604,10 +604,11 @@ pub enum ExprKind {
         /// Body.
         body: Box<Expr>,
     },
-    /// `for p in gen(args) { }`.
+    /// `for p in gen(args) { }`, or `for p, q in gen(args) { }` for a body of several
+    /// parameters.
     For {
-        /// The loop variable pattern.
-        pat: Pattern,
+        /// The loop variables' patterns, one per parameter of the body.
+        pats: Vec<Pattern>,
         /// The generator call.
         call: Box<Expr>,
         /// Body.
@@ -1068,10 +1069,12 @@ fn dump_expr(out: &mut String, e: &Expr) {
             dump_expr(out, body);
             out.push(')');
         }
-        ExprKind::For { pat, call, body } => {
+        ExprKind::For { pats, call, body } => {
             out.push_str("(for ");
-            dump_pat(out, pat);
-            out.push(' ');
+            for pat in pats {
+                dump_pat(out, pat);
+                out.push(' ');
+            }
             dump_expr(out, call);
             out.push(' ');
             dump_expr(out, body);

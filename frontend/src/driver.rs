@@ -12,7 +12,10 @@ pub const PRELUDE: &[(&str, &str)] = &[
     ("<prelude>/core.art", include_str!("../../stdlib/core.art")),
     ("<prelude>/math.art", include_str!("../../stdlib/math.art")),
     ("<prelude>/gpu.art", include_str!("../../stdlib/gpu.art")),
-    ("<prelude>/image.art", include_str!("../../stdlib/image.art")),
+    (
+        "<prelude>/image.art",
+        include_str!("../../stdlib/image.art"),
+    ),
 ];
 
 /// Time spent in each stage, in seconds.

@@ -1463,11 +1463,14 @@ impl Parser<'_, '_> {
             }
             T::For => {
                 self.bump();
-                let pat = self.pattern(false);
+                let mut pats = vec![self.pattern(false)];
+                while self.eat(&T::Comma) {
+                    pats.push(self.pattern(false));
+                }
                 self.expect(&T::In);
                 let call = Box::new(self.expr_no_struct());
                 let body = Box::new(self.block());
-                ExprKind::For { pat, call, body }
+                ExprKind::For { pats, call, body }
             }
             T::Match => {
                 self.bump();

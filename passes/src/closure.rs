@@ -41,6 +41,16 @@ pub struct Stats {
     pub wrapped: usize,
 }
 
+/// Where a lifted `k` takes its free values: before its last parameter when that is a
+/// continuation (its return point), else after all of them.
+fn lift_split(w: &World, k: Def) -> usize {
+    let ps = cont_param_types(w, k);
+    match ps.last() {
+        Some(&t) if matches!(w.kind(t), TypeKind::Cont(_)) => ps.len() - 1,
+        _ => ps.len(),
+    }
+}
+
 /// What becomes of a continuation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Kind {
@@ -394,15 +404,24 @@ impl Converter<'_> {
         if kind == Kind::Convert {
             tys.push(self.env_type());
         }
-        for &p in &ps {
-            tys.push(self.ty(p)?);
-        }
         let free: Vec<Def> = match kind {
             Kind::Lift | Kind::Convert => self.free[&k].iter().copied().collect(),
             _ => Vec::new(),
         };
-        if kind == Kind::Lift {
-            for &x in &free {
+        // A lifted function takes its free values before its return point, which stays
+        // last (where the back ends look for it).
+        let split = lift_split(old, k);
+        let lifted = if kind == Kind::Lift { free.len() } else { 0 };
+        for (i, &p) in ps.iter().enumerate() {
+            if i == split {
+                for &x in &free[..lifted] {
+                    tys.push(self.ty(old.type_of(x))?);
+                }
+            }
+            tys.push(self.ty(p)?);
+        }
+        if split == ps.len() {
+            for &x in &free[..lifted] {
                 tys.push(self.ty(old.type_of(x))?);
             }
         }
@@ -414,7 +433,8 @@ impl Converter<'_> {
         let shift = usize::from(kind == Kind::Convert);
         for i in 0..ps.len() {
             if let Some(o) = old.param_if_built(k, i) {
-                let p = self.new.param(n, i + shift);
+                let after = if i >= split { lifted } else { 0 };
+                let p = self.new.param(n, i + shift + after);
                 self.params.insert(o, p);
             }
         }
@@ -422,7 +442,7 @@ impl Converter<'_> {
             Kind::Lift => {
                 self.stats.lifted += 1;
                 for (j, &x) in free.iter().enumerate() {
-                    let p = self.new.param(n, ps.len() + j);
+                    let p = self.new.param(n, split + j);
                     self.captured.insert((k, x), p);
                 }
             }
@@ -505,6 +525,10 @@ impl Converter<'_> {
         if !made.is_empty() {
             local = Some(self.make_closures(k, ctx, &made)?);
         }
+        let split = match old.node(callee) {
+            Node::Cont if self.kind(callee) == Kind::Lift => lift_split(old, callee),
+            _ => args.len(),
+        };
         let (callee, mut extra) = match old.node(callee) {
             Node::Cont if self.kind(callee) == Kind::Lift => {
                 let free: Vec<Def> = self.free[&callee].iter().copied().collect();
@@ -516,8 +540,11 @@ impl Converter<'_> {
             }
             _ => (self.value(callee, ctx, &mut local)?, Vec::new()),
         };
-        let mut new_args = Vec::with_capacity(args.len() + 1);
-        for &a in &args {
+        let mut new_args = Vec::with_capacity(args.len() + extra.len() + 1);
+        for (i, &a) in args.iter().enumerate() {
+            if i == split {
+                new_args.append(&mut extra);
+            }
             new_args.push(self.value(a, ctx, &mut local)?);
         }
         new_args.append(&mut extra);

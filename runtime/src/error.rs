@@ -21,7 +21,10 @@ pub unsafe extern "C" fn durin_runtime_error(message: *const c_char) -> ! {
 /// Flushes standard output, prints `error: {message}` on standard error, exits with 101.
 pub fn fail(message: &str) -> ! {
     crate::print::flush_all();
-    eprintln!("error: run-time error: {message}");
+    // Written to the stream itself, not through `eprintln!`, which a test harness running
+    // compiled code in-process would capture and lose at the exit below.
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "error: run-time error: {message}");
     std::process::exit(101)
 }
 

@@ -334,7 +334,7 @@ impl<'a> Checker<'a> {
                 let t = Expr::new(K::Lit(Lit::Bool(true)), TyTable::BOOL, span);
                 Expr::new(K::While(id, Box::new(t), Box::new(m)), TyTable::UNIT, span)
             }
-            A::For { pat, call, body } => self.for_loop(pat, call, body, span),
+            A::For { pats, call, body } => self.for_loop(pats, call, body, span),
             A::Match { expr, arms } => {
                 let scrut = self.expr(expr, None);
                 let mut hs = Vec::new();
@@ -1548,7 +1548,7 @@ impl<'a> Checker<'a> {
 
     fn for_loop(
         &mut self,
-        pat: &ast::Pattern,
+        pats: &[ast::Pattern],
         call: &'a ast::Expr,
         body: &'a ast::Expr,
         span: Span,
@@ -1582,8 +1582,8 @@ impl<'a> Checker<'a> {
         let id = self.new_loop();
         self.cx.loops.push(id);
         let closure_param = ast::Pattern {
-            kind: ast::PatternKind::Tuple(vec![pat.clone()]),
-            span: pat.span,
+            kind: ast::PatternKind::Tuple(pats.to_vec()),
+            span: pats[0].span.to(pats[pats.len() - 1].span),
         };
         let lambda = self.closure(
             None,

@@ -1,0 +1,673 @@
+//! The image library (`stdlib/image.art`) against references computed here, in `f64` (or
+//! in `f32` where the library's result is exact): `tests/image/ops.art` exports the
+//! operators as C functions; they are compiled once with LLVM's JIT and called on random
+//! images, masks, sizes (1x1, sizes smaller than the mask, odd sizes), pitches and
+//! boundary modes, with 1 thread and with one per core (which must give the same bits).
+//!
+//! The boundary modes are computed here by reflecting or shifting a coordinate step by
+//! step until it lies inside the image, not by the library's modular formulas.
+
+use durin_backend_llvm as llvm;
+use durin_passes::{Config, PassContext, Pipeline, PrintAfter, RunOptions};
+use inkwell::context::Context;
+use proptest::prelude::*;
+use proptest::test_runner::{Config as RunnerConfig, TestCaseError, TestRunner};
+
+/// The library's boundary modes, numbered as `ops.art` numbers them.
+#[derive(Clone, Copy, Debug)]
+enum Mode {
+    Clamp,
+    Mirror,
+    Mirror101,
+    Repeat,
+    Constant(f32),
+}
+
+impl Mode {
+    fn number(self) -> (i32, f32) {
+        match self {
+            Mode::Clamp => (0, 0.0),
+            Mode::Mirror => (1, 0.0),
+            Mode::Mirror101 => (2, 0.0),
+            Mode::Repeat => (3, 0.0),
+            Mode::Constant(c) => (4, c),
+        }
+    }
+
+    /// Coordinate `x` on an axis of `n` pixels, brought inside, or `None` for the constant.
+    fn coord(self, mut x: i64, n: i64) -> Option<i64> {
+        match self {
+            Mode::Clamp => Some(x.clamp(0, n - 1)),
+            Mode::Repeat => {
+                while x < 0 {
+                    x += n;
+                }
+                while x >= n {
+                    x -= n;
+                }
+                Some(x)
+            }
+            Mode::Mirror => {
+                // Reflect at -1/2 and n - 1/2 until inside.
+                while x < 0 || x >= n {
+                    x = if x < 0 { -x - 1 } else { 2 * n - 1 - x };
+                }
+                Some(x)
+            }
+            Mode::Mirror101 => {
+                if n == 1 {
+                    return Some(0);
+                }
+                // Reflect at 0 and n - 1 until inside.
+                while x < 0 || x >= n {
+                    x = if x < 0 { -x } else { 2 * (n - 1) - x };
+                }
+                Some(x)
+            }
+            Mode::Constant(_) => (0..n).contains(&x).then_some(x),
+        }
+    }
+
+    /// The pixel at (x, y) of `img` under this mode.
+    fn read(self, img: &Plane, x: i64, y: i64) -> f64 {
+        match (self.coord(x, img.w as i64), self.coord(y, img.h as i64)) {
+            (Some(x), Some(y)) => img.get(x as usize, y as usize) as f64,
+            _ => match self {
+                Mode::Constant(c) => c as f64,
+                _ => unreachable!("only the constant mode leaves the image"),
+            },
+        }
+    }
+}
+
+/// A plane of `f32` pixels with a pitch.
+#[derive(Clone, Debug)]
+struct Plane {
+    w: usize,
+    h: usize,
+    pitch: usize,
+    data: Vec<f32>,
+}
+
+impl Plane {
+    fn get(&self, x: usize, y: usize) -> f32 {
+        self.data[y * self.pitch + x]
+    }
+
+    fn zeros(w: usize, h: usize, pitch: usize) -> Plane {
+        Plane {
+            w,
+            h,
+            pitch,
+            data: vec![0.0; pitch * h],
+        }
+    }
+
+    /// The pixels, row by row, without the padding of the pitch.
+    fn pixels(&self) -> Vec<f32> {
+        (0..self.h)
+            .flat_map(|y| (0..self.w).map(move |x| (x, y)))
+            .map(|(x, y)| self.get(x, y))
+            .collect()
+    }
+}
+
+fn plane(w: usize, h: usize, pad: usize) -> impl Strategy<Value = Plane> {
+    let pitch = w + pad;
+    prop::collection::vec(-1.0f32..1.0, pitch * h).prop_map(move |data| Plane { w, h, pitch, data })
+}
+
+fn mode() -> impl Strategy<Value = Mode> {
+    prop_oneof![
+        Just(Mode::Clamp),
+        Just(Mode::Mirror),
+        Just(Mode::Mirror101),
+        Just(Mode::Repeat),
+        (-2.0f32..2.0).prop_map(Mode::Constant),
+    ]
+}
+
+/// The mask shapes of `ops.art`: (rx, ry).
+const SHAPES: [(usize, usize); 5] = [(1, 1), (2, 2), (3, 1), (0, 2), (4, 3)];
+
+/// A weight, zero one time in four (the library leaves out terms of weight zero).
+fn weight() -> impl Strategy<Value = f32> {
+    prop_oneof![1 => Just(0.0f32), 3 => -1.0f32..1.0]
+}
+
+/// The reference convolution: sum of w(dx, dy) * src(x + dx, y + dy) in `f64`, and the sum
+/// of the magnitudes of its terms (for the tolerance).
+fn convolve_ref(
+    src: &Plane,
+    rx: usize,
+    ry: usize,
+    weight: impl Fn(i64, i64) -> f64,
+    mode: Mode,
+) -> Vec<(f64, f64)> {
+    let (rx, ry) = (rx as i64, ry as i64);
+    let mut out = Vec::new();
+    for y in 0..src.h as i64 {
+        for x in 0..src.w as i64 {
+            let (mut sum, mut mag) = (0.0, 0.0);
+            for dy in -ry..=ry {
+                for dx in -rx..=rx {
+                    let term = weight(dx, dy) * mode.read(src, x + dx, y + dy);
+                    sum += term;
+                    mag += term.abs();
+                }
+            }
+            out.push((sum, mag));
+        }
+    }
+    out
+}
+
+fn close(got: &[f32], want: &[(f64, f64)], what: &str) -> Result<(), TestCaseError> {
+    prop_assert_eq!(got.len(), want.len());
+    for (i, (&g, &(w, mag))) in got.iter().zip(want).enumerate() {
+        let tol = 1e-5 * (1.0 + mag);
+        prop_assert!(
+            (g as f64 - w).abs() <= tol,
+            "{}: pixel {}: got {}, want {} (tolerance {})",
+            what,
+            i,
+            g,
+            w,
+            tol
+        );
+    }
+    Ok(())
+}
+
+fn same_bits(a: &[f32], b: &[f32], what: &str) -> Result<(), TestCaseError> {
+    let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    prop_assert_eq!(
+        bits(a),
+        bits(b),
+        "{}: 1 thread and all threads differ",
+        what
+    );
+    Ok(())
+}
+
+type ConvolveFn =
+    unsafe extern "C" fn(*mut f32, i32, *mut f32, i32, i32, i32, *const f32, i32, i32, f32, i32);
+type ConvolveSepFn = unsafe extern "C" fn(
+    *mut f32,
+    i32,
+    *mut f32,
+    i32,
+    i32,
+    i32,
+    *const f32,
+    i32,
+    i32,
+    f32,
+    i32,
+    i32,
+);
+type Filter = unsafe extern "C" fn(*mut f32, *mut f32, i32, i32, i32);
+type LocalFn = unsafe extern "C" fn(*mut f32, *mut f32, i32, i32, i32, f32);
+type PointsFn = unsafe extern "C" fn(*mut f32, *mut f32, *mut f32, *mut f32, i32, i32);
+type ReduceFn = unsafe extern "C" fn(*mut f32, i32, i32, i32, *mut f64);
+type U8Fn = unsafe extern "C" fn(*mut u8, i32, i32, *mut f32, *mut u8, *mut i32);
+type ViewFn = unsafe extern "C" fn(*mut f32, i32, i32, i32, i32, i32, i32, *mut f32);
+type WeightsFn = unsafe extern "C" fn(*mut f32);
+
+/// The exported functions of `ops.art`, compiled.
+struct Ops {
+    convolve: ConvolveFn,
+    convolve_sep: ConvolveSepFn,
+    gaussian: Filter,
+    box10: Filter,
+    gaussian_weights: WeightsFn,
+    local: LocalFn,
+    points: PointsFn,
+    reductions: ReduceFn,
+    u8: U8Fn,
+    view: ViewFn,
+}
+
+/// Compiles `ops.art` as `durin run` would (the native pipeline at -O2, LLVM at -O2) and
+/// calls `f` with its functions.
+fn with_ops(f: impl FnOnce(&Ops)) {
+    let path = "tests/image/ops.art";
+    let text = std::fs::read_to_string(path).expect("tests/image/ops.art");
+    let out = durin_frontend::driver::compile_for(&[(path.to_string(), text)], true, false);
+    assert!(!out.has_errors(), "{}", out.render());
+    let mut w = out.lowered.expect("lowered").world;
+    let opts = RunOptions {
+        verify_each: false,
+        print_after: PrintAfter::None,
+    };
+    let mut cx = PassContext::new(Config { fuel: 100_000 });
+    Pipeline::for_native(2)
+        .run_in(&mut w, &opts, &mut cx, |_, _| {})
+        .expect("passes");
+    let ctx = Context::create();
+    let lopts = llvm::Options {
+        opt_level: 2,
+        cpu: None,
+        bounds_checks: None,
+    };
+    let compiled = llvm::compile(&ctx, &w, &lopts).expect("LLVM");
+    let symbols = durin_runtime::symbols();
+    let jit = compiled.jit("test_convolve", &symbols, 2).expect("the JIT");
+    let addr = |name: &str| jit.function(name).expect("exported");
+    // SAFETY: each address is that of the exported function of the signature named here
+    // (`ops.art` declares them; `#[export]` functions use the C calling convention).
+    let ops = unsafe {
+        Ops {
+            convolve: std::mem::transmute::<usize, ConvolveFn>(addr("test_convolve")),
+            convolve_sep: std::mem::transmute::<usize, ConvolveSepFn>(addr("test_convolve_sep")),
+            gaussian: std::mem::transmute::<usize, Filter>(addr("test_gaussian")),
+            box10: std::mem::transmute::<usize, Filter>(addr("test_box10")),
+            gaussian_weights: std::mem::transmute::<usize, WeightsFn>(addr(
+                "test_gaussian_weights",
+            )),
+            local: std::mem::transmute::<usize, LocalFn>(addr("test_local")),
+            points: std::mem::transmute::<usize, PointsFn>(addr("test_points")),
+            reductions: std::mem::transmute::<usize, ReduceFn>(addr("test_reductions")),
+            u8: std::mem::transmute::<usize, U8Fn>(addr("test_u8")),
+            view: std::mem::transmute::<usize, ViewFn>(addr("test_view")),
+        }
+    };
+    f(&ops)
+}
+
+fn runner() -> TestRunner {
+    TestRunner::new(RunnerConfig {
+        failure_persistence: None,
+        ..RunnerConfig::default()
+    })
+}
+
+/// Image sizes: the corner cases (1x1, 2x3, sizes smaller than a mask) and odd ones.
+fn size() -> impl Strategy<Value = (usize, usize)> {
+    prop_oneof![
+        Just((1, 1)),
+        Just((2, 3)),
+        Just((3, 2)),
+        (1usize..6, 1usize..6),
+        (7usize..24, 5usize..19),
+    ]
+}
+
+#[test]
+fn image_operators_match_references() {
+    with_ops(|ops| {
+        // 2D convolution, every mode, random masks, 1 thread and all.
+        let case = (size(), 0usize..3, 0usize..SHAPES.len(), mode()).prop_flat_map(
+            |((w, h), pad, shape, mode)| {
+                let (rx, ry) = SHAPES[shape];
+                let n = (2 * rx + 1) * (2 * ry + 1);
+                (
+                    plane(w, h, pad),
+                    prop::collection::vec(weight(), n),
+                    Just(shape),
+                    Just(mode),
+                    0usize..3,
+                )
+            },
+        );
+        runner()
+            .run(&case, |(src, weights, shape, mode, dpad)| {
+                let (rx, ry) = SHAPES[shape];
+                let want = convolve_ref(
+                    &src,
+                    rx,
+                    ry,
+                    |dx, dy| {
+                        let i =
+                            (dy + ry as i64) as usize * (2 * rx + 1) + (dx + rx as i64) as usize;
+                        weights[i] as f64
+                    },
+                    mode,
+                );
+                let (m, c) = mode.number();
+                let mut outs = Vec::new();
+                for threads in [1, 0] {
+                    let mut s = src.clone();
+                    let mut d = Plane::zeros(src.w, src.h, src.w + dpad);
+                    // SAFETY: the buffers hold pitch x height elements each; the weights
+                    // (2 rx + 1) x (2 ry + 1).
+                    unsafe {
+                        (ops.convolve)(
+                            s.data.as_mut_ptr(),
+                            s.pitch as i32,
+                            d.data.as_mut_ptr(),
+                            d.pitch as i32,
+                            s.w as i32,
+                            s.h as i32,
+                            weights.as_ptr(),
+                            shape as i32,
+                            m,
+                            c,
+                            threads,
+                        )
+                    };
+                    prop_assert_eq!(&s.data, &src.data, "the source was changed");
+                    outs.push(d.pixels());
+                }
+                close(&outs[0], &want, &format!("convolve {mode:?} {rx}x{ry}"))?;
+                same_bits(&outs[0], &outs[1], "convolve")
+            })
+            .unwrap();
+
+        // Separable convolution = 2D convolution with the outer product, fused per strip
+        // and in two passes.
+        let case = (size(), 0usize..3, 0usize..SHAPES.len(), mode(), 0i32..2).prop_flat_map(
+            |((w, h), pad, shape, mode, sched)| {
+                let (rx, ry) = SHAPES[shape];
+                (
+                    plane(w, h, pad),
+                    prop::collection::vec(weight(), 2 * rx + 1 + 2 * ry + 1),
+                    Just(shape),
+                    Just(mode),
+                    Just(sched),
+                )
+            },
+        );
+        runner()
+            .run(&case, |(src, weights, shape, mode, sched)| {
+                let (rx, ry) = SHAPES[shape];
+                let hw = |dx: i64| weights[(dx + rx as i64) as usize] as f64;
+                let vw = |dy: i64| weights[2 * rx + 1 + (dy + ry as i64) as usize] as f64;
+                let want = convolve_ref(&src, rx, ry, |dx, dy| hw(dx) * vw(dy), mode);
+                let (m, c) = mode.number();
+                let mut outs = Vec::new();
+                for threads in [1, 0] {
+                    let mut s = src.clone();
+                    let mut d = Plane::zeros(src.w, src.h, src.w);
+                    // SAFETY: as above; the weights are 2 rx + 1 then 2 ry + 1.
+                    unsafe {
+                        (ops.convolve_sep)(
+                            s.data.as_mut_ptr(),
+                            s.pitch as i32,
+                            d.data.as_mut_ptr(),
+                            d.pitch as i32,
+                            s.w as i32,
+                            s.h as i32,
+                            weights.as_ptr(),
+                            shape as i32,
+                            m,
+                            c,
+                            sched,
+                            threads,
+                        )
+                    };
+                    outs.push(d.pixels());
+                }
+                let what = format!("convolve_sep {mode:?} {rx}x{ry} schedule {sched}");
+                close(&outs[0], &want, &what)?;
+                same_bits(&outs[0], &outs[1], &what)
+            })
+            .unwrap();
+
+        // The general local operator, every mode.
+        let case = (size(), mode()).prop_flat_map(|((w, h), mode)| (plane(w, h, 0), Just(mode)));
+        runner()
+            .run(&case, |(src, mode)| {
+                let mut s = src.clone();
+                let mut d = Plane::zeros(src.w, src.h, src.w);
+                let (m, c) = mode.number();
+                // SAFETY: both buffers hold w x h elements.
+                unsafe {
+                    (ops.local)(
+                        s.data.as_mut_ptr(),
+                        d.data.as_mut_ptr(),
+                        s.w as i32,
+                        s.h as i32,
+                        m,
+                        c,
+                    )
+                };
+                for y in 0..src.h {
+                    for x in 0..src.w {
+                        let at =
+                            |dx: i64, dy: i64| mode.read(&src, x as i64 + dx, y as i64 + dy) as f32;
+                        let mut mx = at(-1, -1);
+                        for dy in -1..=1 {
+                            for dx in -1..=1 {
+                                mx = mx.max(at(dx, dy));
+                            }
+                        }
+                        let want = mx - at(0, 0) + x as f32 / 1000.0;
+                        prop_assert_eq!(
+                            d.get(x, y).to_bits(),
+                            want.to_bits(),
+                            "local at ({}, {})",
+                            x,
+                            y
+                        );
+                    }
+                }
+                Ok(())
+            })
+            .unwrap();
+
+        // Point operators and reductions.
+        let case = size().prop_flat_map(|(w, h)| (plane(w, h, 0), plane(w, h, 0), plane(w, h, 0)));
+        runner()
+            .run(&case, |(a, b, c)| {
+                let (mut a2, mut b2, mut c2) = (a.clone(), b.clone(), c.clone());
+                let mut d = Plane::zeros(a.w, a.h, a.w);
+                // SAFETY: all four buffers hold w x h elements.
+                unsafe {
+                    (ops.points)(
+                        a2.data.as_mut_ptr(),
+                        b2.data.as_mut_ptr(),
+                        c2.data.as_mut_ptr(),
+                        d.data.as_mut_ptr(),
+                        a.w as i32,
+                        a.h as i32,
+                    )
+                };
+                let want: Vec<(f64, f64)> = (0..a.data.len())
+                    .map(|i| {
+                        let (x, y, z) = (a.data[i] as f64, b.data[i] as f64, c.data[i] as f64);
+                        ((x * y + z - x) * 2.0, 4.0)
+                    })
+                    .collect();
+                close(&d.data, &want, "map3, map2, map1")?;
+
+                let mut out = [0.0f64; 7];
+                let mut s = a.clone();
+                // SAFETY: the image holds w x h elements; `out` 7.
+                unsafe {
+                    (ops.reductions)(
+                        s.data.as_mut_ptr(),
+                        a.w as i32,
+                        a.h as i32,
+                        a.pitch as i32,
+                        out.as_mut_ptr(),
+                    )
+                };
+                let sum: f64 = a.data.iter().map(|&v| v as f64).sum();
+                let (mut lo, mut hi) = ((0usize, 0usize), (0usize, 0usize));
+                for y in 0..a.h {
+                    for x in 0..a.w {
+                        if a.get(x, y) < a.get(lo.0, lo.1) {
+                            lo = (x, y);
+                        }
+                        if a.get(x, y) > a.get(hi.0, hi.1) {
+                            hi = (x, y);
+                        }
+                    }
+                }
+                prop_assert!(
+                    (out[0] - sum).abs() <= 1e-12 * (1.0 + sum.abs()),
+                    "sum {} vs {}",
+                    out[0],
+                    sum
+                );
+                prop_assert_eq!(out[1], a.get(lo.0, lo.1) as f64, "min");
+                prop_assert_eq!(out[2], a.get(hi.0, hi.1) as f64, "max");
+                prop_assert_eq!((out[3], out[4]), (lo.0 as f64, lo.1 as f64), "argmin");
+                prop_assert_eq!((out[5], out[6]), (hi.0 as f64, hi.1 as f64), "argmax");
+                Ok(())
+            })
+            .unwrap();
+
+        // u8 <-> f32 and the histogram.
+        let case = size()
+            .prop_flat_map(|(w, h)| (Just((w, h)), prop::collection::vec(any::<u8>(), w * h)));
+        runner()
+            .run(&case, |((w, h), src)| {
+                let mut s = src.clone();
+                let mut f = vec![0.0f32; w * h];
+                let mut back = vec![0u8; w * h];
+                let mut bins = vec![-1i32; 256];
+                // SAFETY: the images hold w x h elements, the bins 256.
+                unsafe {
+                    (ops.u8)(
+                        s.as_mut_ptr(),
+                        w as i32,
+                        h as i32,
+                        f.as_mut_ptr(),
+                        back.as_mut_ptr(),
+                        bins.as_mut_ptr(),
+                    )
+                };
+                for (i, &v) in src.iter().enumerate() {
+                    prop_assert!(
+                        (f[i] as f64 - v as f64 / 255.0).abs() <= 1e-7,
+                        "from_u8({}) = {}",
+                        v,
+                        f[i]
+                    );
+                }
+                prop_assert_eq!(&back, &src, "u8 -> f32 -> u8");
+                let mut want = vec![0i32; 256];
+                for &v in &src {
+                    want[v as usize] += 1;
+                }
+                prop_assert_eq!(bins, want, "histogram");
+                Ok(())
+            })
+            .unwrap();
+
+        // A view with the undefined mode: every read stays inside the parent image.
+        let case = (3usize..20, 3usize..20)
+            .prop_flat_map(|(w, h)| (plane(w, h, 0), 1..w - 1, 1..h - 1))
+            .prop_flat_map(|(src, x0, y0)| {
+                let (w, h) = (src.w, src.h);
+                (Just(src), Just(x0), Just(y0), 1..w - x0, 1..h - y0)
+            });
+        runner()
+            .run(&case, |(src, x0, y0, vw, vh)| {
+                let mut s = src.clone();
+                let mut d = vec![0.0f32; vw * vh];
+                // SAFETY: `s` holds w x h elements, `d` vw x vh; the view and its reads
+                // (one pixel around it) lie inside `s`.
+                unsafe {
+                    (ops.view)(
+                        s.data.as_mut_ptr(),
+                        src.w as i32,
+                        src.h as i32,
+                        x0 as i32,
+                        y0 as i32,
+                        vw as i32,
+                        vh as i32,
+                        d.as_mut_ptr(),
+                    )
+                };
+                let mut want = Vec::new();
+                for y in 0..vh {
+                    for x in 0..vw {
+                        let mut sum = 0.0;
+                        for dy in -1i64..=1 {
+                            for dx in -1i64..=1 {
+                                let wt = ((dy + 1) * 3 + dx + 1 + 1) as f64;
+                                let (sx, sy) = ((x0 + x) as i64 + dx, (y0 + y) as i64 + dy);
+                                sum += wt * src.get(sx as usize, sy as usize) as f64;
+                            }
+                        }
+                        want.push((sum, 45.0));
+                    }
+                }
+                close(&d, &want, "view")
+            })
+            .unwrap();
+    });
+}
+
+/// The constant masks: the Gaussian's weights as partial evaluation folds them, and the
+/// Gaussian and the box of radius 10 on images smaller and larger than the mask.
+#[test]
+fn constant_masks_match_references() {
+    with_ops(|ops| {
+        let gauss = |r: i64, sigma: f64| -> Vec<f32> {
+            let e: Vec<f64> = (-r..=r)
+                .map(|d| (-((d * d) as f64) / (2.0 * sigma * sigma)).exp())
+                .collect();
+            let total: f64 = e.iter().sum();
+            e.iter().map(|v| (v / total) as f32).collect()
+        };
+        let mut got = vec![0.0f32; 15];
+        // SAFETY: 5 + 7 weights are written.
+        unsafe { (ops.gaussian_weights)(got.as_mut_ptr()) };
+        let want: Vec<f32> = gauss(2, 1.5).into_iter().chain(gauss(3, 0.8)).collect();
+        for (g, w) in got[..5].iter().chain(&got[5..12]).zip(&want) {
+            assert!(
+                (g - w).abs() <= f32::EPSILON * w,
+                "Gaussian weight {g} vs {w}"
+            );
+        }
+        let g5 = gauss(2, 1.5);
+        let boxw = 1.0f32 / 21.0;
+        let mut rng = 0x2545_f491_4f6c_dd1du64;
+        for (w, h) in [(1, 1), (5, 4), (23, 17), (40, 3)] {
+            let data: Vec<f32> = (0..w * h)
+                .map(|_| {
+                    rng ^= rng << 13;
+                    rng ^= rng >> 7;
+                    rng ^= rng << 17;
+                    (rng >> 40) as f32 / (1u64 << 24) as f32
+                })
+                .collect();
+            let src = Plane {
+                w,
+                h,
+                pitch: w,
+                data,
+            };
+            let g = convolve_ref(
+                &src,
+                2,
+                2,
+                |dx, dy| g5[(dx + 2) as usize] as f64 * g5[(dy + 2) as usize] as f64,
+                Mode::Clamp,
+            );
+            let b = convolve_ref(&src, 10, 10, |_, _| boxw as f64 * boxw as f64, Mode::Mirror);
+            for (f, want, name) in [
+                (ops.gaussian, &g, "gaussian 5x5"),
+                (ops.box10, &b, "box 21x21"),
+            ] {
+                let mut outs = Vec::new();
+                for threads in [1, 0] {
+                    let mut s = src.clone();
+                    let mut d = vec![0.0f32; w * h];
+                    // SAFETY: both buffers hold w x h elements.
+                    unsafe {
+                        f(
+                            s.data.as_mut_ptr(),
+                            d.as_mut_ptr(),
+                            w as i32,
+                            h as i32,
+                            threads,
+                        )
+                    };
+                    outs.push(d);
+                }
+                for (i, (&gv, &(wv, mag))) in outs[0].iter().zip(want.iter()).enumerate() {
+                    assert!(
+                        (gv as f64 - wv).abs() <= 1e-5 * (1.0 + mag),
+                        "{name} {w}x{h} pixel {i}: {gv} vs {wv}"
+                    );
+                }
+                assert_eq!(outs[0], outs[1], "{name}: 1 thread and all threads differ");
+            }
+        }
+    });
+}
