@@ -12,6 +12,7 @@ use durin_passes::{Config, PassContext, Pipeline, PrintAfter, RunOptions};
 use inkwell::context::Context;
 use proptest::prelude::*;
 use proptest::test_runner::{Config as RunnerConfig, TestCaseError, TestRunner};
+use std::path::Path;
 
 /// The library's boundary modes, numbered as `ops.art` numbers them.
 #[derive(Clone, Copy, Debug)]
@@ -670,4 +671,144 @@ fn constant_masks_match_references() {
             }
         }
     });
+}
+
+/// The examples of `examples/` on the photograph `tests/data/camera.png`, through `durin
+/// run` (the CPU here), each output PNG against the operator computed here in `f64` from
+/// the input's 8-bit values (within one level of 255, for rounding).
+#[test]
+fn examples_match_references() {
+    let input = "tests/data/camera.png";
+    let src = image::open(input).expect("the photograph").to_luma8();
+    let (w, h) = (src.width() as usize, src.height() as usize);
+    let photo = Plane {
+        w,
+        h,
+        pitch: w,
+        data: src.pixels().map(|p| p.0[0] as f32 / 255.0).collect(),
+    };
+    let gauss = |r: i64, sigma: f64| -> Vec<f64> {
+        let e: Vec<f64> = (-r..=r)
+            .map(|d| (-((d * d) as f64) / (2.0 * sigma * sigma)).exp())
+            .collect();
+        let total: f64 = e.iter().sum();
+        e.iter().map(|v| v / total).collect()
+    };
+    let blur = |r: i64, sigma: f64, mode: Mode| -> Vec<f64> {
+        let g = gauss(r, sigma);
+        let at = |d: i64| g[(d + r) as usize];
+        convolve_ref(
+            &photo,
+            r as usize,
+            r as usize,
+            |dx, dy| at(dx) * at(dy),
+            mode,
+        )
+        .into_iter()
+        .map(|(v, _)| v)
+        .collect()
+    };
+    let dir = std::env::temp_dir().join(format!("durin-examples-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temporary folder");
+    let run = |example: &str, out: &Path| {
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_durin"))
+            .args([
+                "run",
+                "--target",
+                "cpu",
+                &format!("examples/{example}.art"),
+                "--",
+                input,
+            ])
+            .arg(out)
+            .output()
+            .expect("durin runs");
+        assert!(
+            o.status.success(),
+            "{example}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    };
+    let check = |path: &Path, want: &[f64], what: &str| {
+        let got = image::open(path).expect("the output loads").to_luma8();
+        assert_eq!(
+            (got.width() as usize, got.height() as usize),
+            (w, h),
+            "{what}: size"
+        );
+        for (i, (p, &v)) in got.pixels().zip(want).enumerate() {
+            let expect = v.clamp(0.0, 1.0) * 255.0;
+            assert!(
+                (p.0[0] as f64 - expect).abs() <= 1.0,
+                "{what}: pixel {i}: {} vs {expect}",
+                p.0[0]
+            );
+        }
+    };
+
+    run("gaussian", &dir.join("g"));
+    for (size, r, sigma) in [(3, 1, 0.8), (5, 2, 1.0), (7, 3, 1.5)] {
+        check(
+            &dir.join(format!("g_{size}.png")),
+            &blur(r, sigma, Mode::Clamp),
+            &format!("gaussian {size}x{size}"),
+        );
+    }
+
+    run("box", &dir.join("box.png"));
+    let boxw = 1.0 / 21.0;
+    let want: Vec<f64> = convolve_ref(&photo, 10, 10, |_, _| boxw * boxw, Mode::Mirror)
+        .into_iter()
+        .map(|(v, _)| v)
+        .collect();
+    check(&dir.join("box.png"), &want, "box 21x21");
+
+    run("sobel", &dir.join("sobel.png"));
+    let sx = [[-1.0, 0.0, 1.0], [-2.0, 0.0, 2.0], [-1.0, 0.0, 1.0]];
+    let gx = convolve_ref(
+        &photo,
+        1,
+        1,
+        |dx, dy| sx[(dy + 1) as usize][(dx + 1) as usize],
+        Mode::Mirror,
+    );
+    let gy = convolve_ref(
+        &photo,
+        1,
+        1,
+        |dx, dy| sx[(dx + 1) as usize][(dy + 1) as usize],
+        Mode::Mirror,
+    );
+    let want: Vec<f64> = gx
+        .iter()
+        .zip(&gy)
+        .map(|(a, b)| (a.0 * a.0 + b.0 * b.0).sqrt())
+        .collect();
+    check(&dir.join("sobel.png"), &want, "sobel");
+
+    run("unsharp", &dir.join("unsharp.png"));
+    let g = blur(2, 1.5, Mode::Clamp);
+    let want: Vec<f64> = photo
+        .data
+        .iter()
+        .zip(&g)
+        .map(|(&a, &b)| a as f64 + 1.5 * (a as f64 - b))
+        .collect();
+    check(&dir.join("unsharp.png"), &want, "unsharp");
+
+    run("histeq", &dir.join("histeq.png"));
+    let mut bins = [0usize; 256];
+    for p in src.pixels() {
+        bins[p.0[0] as usize] += 1;
+    }
+    let lowest = bins[bins.iter().position(|&b| b > 0).expect("a pixel")];
+    let mut cdf = [0.0f64; 256];
+    let mut total = 0;
+    for i in 0..256 {
+        total += bins[i];
+        cdf[i] = total.saturating_sub(lowest) as f64 / (w * h - lowest).max(1) as f64;
+    }
+    let want: Vec<f64> = src.pixels().map(|p| cdf[p.0[0] as usize]).collect();
+    check(&dir.join("histeq.png"), &want, "histogram equalization");
+    let _ = std::fs::remove_dir_all(&dir);
 }
