@@ -214,6 +214,9 @@ type ReduceFn = unsafe extern "C" fn(*mut f32, i32, i32, i32, *mut f64);
 type U8Fn = unsafe extern "C" fn(*mut u8, i32, i32, *mut f32, *mut u8, *mut i32);
 type ViewFn = unsafe extern "C" fn(*mut f32, i32, i32, i32, i32, i32, i32, *mut f32);
 type WeightsFn = unsafe extern "C" fn(*mut f32);
+type PyrDownFn = unsafe extern "C" fn(*mut f32, i32, i32, *mut f32, i32, f32);
+type PyrUpFn = unsafe extern "C" fn(*mut f32, i32, i32, *mut f32, i32, i32, i32, f32);
+type ResizeFn = unsafe extern "C" fn(*mut f32, i32, i32, *mut f32, i32, i32, i32, i32, f32);
 
 /// The exported functions of `ops.art`, compiled.
 struct Ops {
@@ -229,11 +232,60 @@ struct Ops {
     view: ViewFn,
 }
 
-/// Compiles `ops.art` as `durin run` would (the native pipeline at -O2, LLVM at -O2) and
-/// calls `f` with its functions.
+/// Compiles `ops.art` and calls `f` with its functions.
 fn with_ops(f: impl FnOnce(&Ops)) {
-    let path = "tests/image/ops.art";
-    let text = std::fs::read_to_string(path).expect("tests/image/ops.art");
+    with_program("tests/image/ops.art", "test_convolve", |addr| {
+        // SAFETY: each address is that of the exported function of the signature named
+        // here (`ops.art` declares them; `#[export]` functions use the C calling
+        // convention).
+        let ops = unsafe {
+            Ops {
+                convolve: std::mem::transmute::<usize, ConvolveFn>(addr("test_convolve")),
+                convolve_sep: std::mem::transmute::<usize, ConvolveSepFn>(addr(
+                    "test_convolve_sep",
+                )),
+                gaussian: std::mem::transmute::<usize, Filter>(addr("test_gaussian")),
+                box10: std::mem::transmute::<usize, Filter>(addr("test_box10")),
+                gaussian_weights: std::mem::transmute::<usize, WeightsFn>(addr(
+                    "test_gaussian_weights",
+                )),
+                local: std::mem::transmute::<usize, LocalFn>(addr("test_local")),
+                points: std::mem::transmute::<usize, PointsFn>(addr("test_points")),
+                reductions: std::mem::transmute::<usize, ReduceFn>(addr("test_reductions")),
+                u8: std::mem::transmute::<usize, U8Fn>(addr("test_u8")),
+                view: std::mem::transmute::<usize, ViewFn>(addr("test_view")),
+            }
+        };
+        f(&ops)
+    })
+}
+
+/// The exported functions of `resample.art`, compiled.
+struct Resample {
+    pyr_down: PyrDownFn,
+    pyr_up: PyrUpFn,
+    resize: ResizeFn,
+}
+
+/// Compiles `resample.art` and calls `f` with its functions.
+fn with_resample(f: impl FnOnce(&Resample)) {
+    with_program("tests/image/resample.art", "test_resize", |addr| {
+        // SAFETY: as in `with_ops`, for `resample.art`.
+        let ops = unsafe {
+            Resample {
+                pyr_down: std::mem::transmute::<usize, PyrDownFn>(addr("test_pyr_down")),
+                pyr_up: std::mem::transmute::<usize, PyrUpFn>(addr("test_pyr_up")),
+                resize: std::mem::transmute::<usize, ResizeFn>(addr("test_resize")),
+            }
+        };
+        f(&ops)
+    })
+}
+
+/// Compiles the program at `path` as `durin run` would (the native pipeline at -O2, LLVM
+/// at -O2) and calls `f` with a lookup of its exported functions' addresses.
+fn with_program(path: &str, first: &str, f: impl FnOnce(&dyn Fn(&str) -> usize)) {
+    let text = std::fs::read_to_string(path).expect("the test program");
     let out = durin_frontend::driver::compile_for(&[(path.to_string(), text)], true, false);
     assert!(!out.has_errors(), "{}", out.render());
     let mut w = out.lowered.expect("lowered").world;
@@ -253,27 +305,8 @@ fn with_ops(f: impl FnOnce(&Ops)) {
     };
     let compiled = llvm::compile(&ctx, &w, &lopts).expect("LLVM");
     let symbols = durin_runtime::symbols();
-    let jit = compiled.jit("test_convolve", &symbols, 2).expect("the JIT");
-    let addr = |name: &str| jit.function(name).expect("exported");
-    // SAFETY: each address is that of the exported function of the signature named here
-    // (`ops.art` declares them; `#[export]` functions use the C calling convention).
-    let ops = unsafe {
-        Ops {
-            convolve: std::mem::transmute::<usize, ConvolveFn>(addr("test_convolve")),
-            convolve_sep: std::mem::transmute::<usize, ConvolveSepFn>(addr("test_convolve_sep")),
-            gaussian: std::mem::transmute::<usize, Filter>(addr("test_gaussian")),
-            box10: std::mem::transmute::<usize, Filter>(addr("test_box10")),
-            gaussian_weights: std::mem::transmute::<usize, WeightsFn>(addr(
-                "test_gaussian_weights",
-            )),
-            local: std::mem::transmute::<usize, LocalFn>(addr("test_local")),
-            points: std::mem::transmute::<usize, PointsFn>(addr("test_points")),
-            reductions: std::mem::transmute::<usize, ReduceFn>(addr("test_reductions")),
-            u8: std::mem::transmute::<usize, U8Fn>(addr("test_u8")),
-            view: std::mem::transmute::<usize, ViewFn>(addr("test_view")),
-        }
-    };
-    f(&ops)
+    let jit = compiled.jit(first, &symbols, 2).expect("the JIT");
+    f(&|name: &str| jit.function(name).expect("exported"))
 }
 
 fn runner() -> TestRunner {
@@ -811,4 +844,161 @@ fn examples_match_references() {
     let want: Vec<f64> = src.pixels().map(|p| cdf[p.0[0] as usize]).collect();
     check(&dir.join("histeq.png"), &want, "histogram equalization");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The binomial filter [1 4 6 4 1] / 16 at offset `d`, 0 outside [-2, 2].
+fn binomial(d: i64) -> f64 {
+    [1.0, 4.0, 6.0, 4.0, 1.0]
+        .get((d + 2) as usize)
+        .filter(|_| d.abs() <= 2)
+        .copied()
+        .unwrap_or(0.0)
+        / 16.0
+}
+
+/// Keys' cubic kernel with a = -1/2, in its textbook piecewise form.
+fn keys(t: f64) -> f64 {
+    let (a, t) = (-0.5, t.abs());
+    if t < 1.0 {
+        (a + 2.0) * t.powi(3) - (a + 3.0) * t * t + 1.0
+    } else if t < 2.0 {
+        a * t.powi(3) - 5.0 * a * t * t + 8.0 * a * t - 4.0 * a
+    } else {
+        0.0
+    }
+}
+
+/// Pyramids against their definitions (down: the 5x5 binomial at every second pixel; up:
+/// the image with zeros between its pixels, filtered with 4 times the binomial) and
+/// resizing against the textbook interpolation formulas, every boundary mode.
+#[test]
+fn pyramids_and_interpolation_match_references() {
+    with_resample(|ops| {
+        let case = (size(), mode(), 0i32..3, 1usize..30, 1usize..30).prop_flat_map(
+            |((w, h), mode, kind, dw, dh)| {
+                (plane(w, h, 0), Just(mode), Just(kind), Just(dw), Just(dh))
+            },
+        );
+        runner()
+            .run(&case, |(src, mode, kind, dw, dh)| {
+                let (m, c) = mode.number();
+                let (w, h) = (src.w, src.h);
+                let mut s = src.clone();
+                let read = |x: i64, y: i64| mode.read(&src, x, y);
+
+                let (hw, hh) = ((w + 1) / 2, (h + 1) / 2);
+                let mut down = vec![0.0f32; hw * hh];
+                // SAFETY: `s` holds w x h elements, `down` the half size.
+                unsafe {
+                    (ops.pyr_down)(
+                        s.data.as_mut_ptr(),
+                        w as i32,
+                        h as i32,
+                        down.as_mut_ptr(),
+                        m,
+                        c,
+                    )
+                };
+                let mut want = Vec::new();
+                for y in 0..hh as i64 {
+                    for x in 0..hw as i64 {
+                        let mut sum = 0.0;
+                        for dy in -2..=2 {
+                            for dx in -2..=2 {
+                                sum += binomial(dx) * binomial(dy) * read(2 * x + dx, 2 * y + dy);
+                            }
+                        }
+                        want.push((sum, 4.0));
+                    }
+                }
+                close(&down, &want, &format!("pyr_down {mode:?} {w}x{h}"))?;
+
+                let (uw, uh) = (dw.min(2 * w), dh.min(2 * h));
+                let mut up = vec![0.0f32; uw * uh];
+                // SAFETY: `s` holds w x h elements, `up` uw x uh.
+                unsafe {
+                    (ops.pyr_up)(
+                        s.data.as_mut_ptr(),
+                        w as i32,
+                        h as i32,
+                        up.as_mut_ptr(),
+                        uw as i32,
+                        uh as i32,
+                        m,
+                        c,
+                    )
+                };
+                let mut want = Vec::new();
+                for y in 0..uh as i64 {
+                    for x in 0..uw as i64 {
+                        let mut sum = 0.0;
+                        for j in (y / 2 - 2)..=(y / 2 + 2) {
+                            for i in (x / 2 - 2)..=(x / 2 + 2) {
+                                let wt = 4.0 * binomial(x - 2 * i) * binomial(y - 2 * j);
+                                if wt != 0.0 {
+                                    sum += wt * read(i, j);
+                                }
+                            }
+                        }
+                        want.push((sum, 4.0));
+                    }
+                }
+                close(&up, &want, &format!("pyr_up {mode:?} {w}x{h} to {uw}x{uh}"))?;
+
+                let mut out = vec![0.0f32; dw * dh];
+                // SAFETY: `s` holds w x h elements, `out` dw x dh.
+                unsafe {
+                    (ops.resize)(
+                        s.data.as_mut_ptr(),
+                        w as i32,
+                        h as i32,
+                        out.as_mut_ptr(),
+                        dw as i32,
+                        dh as i32,
+                        kind,
+                        m,
+                        c,
+                    )
+                };
+                let (sx, sy) = (w as f32 / dw as f32, h as f32 / dh as f32);
+                let mut want = Vec::new();
+                for y in 0..dh {
+                    for x in 0..dw {
+                        // The position as the library computes it (in f32), then f64.
+                        let fx = ((x as f32 + 0.5) * sx - 0.5) as f64;
+                        let fy = ((y as f32 + 0.5) * sy - 0.5) as f64;
+                        let (x0, y0) = (fx.floor(), fy.floor());
+                        let (ix, iy) = (x0 as i64, y0 as i64);
+                        let v = match kind {
+                            0 => read((fx + 0.5).floor() as i64, (fy + 0.5).floor() as i64),
+                            1 => {
+                                let (tx, ty) = (fx - x0, fy - y0);
+                                (1.0 - tx) * (1.0 - ty) * read(ix, iy)
+                                    + tx * (1.0 - ty) * read(ix + 1, iy)
+                                    + (1.0 - tx) * ty * read(ix, iy + 1)
+                                    + tx * ty * read(ix + 1, iy + 1)
+                            }
+                            _ => {
+                                let mut sum = 0.0;
+                                for j in -1..=2 {
+                                    for i in -1..=2 {
+                                        sum += keys(fx - (ix + i) as f64)
+                                            * keys(fy - (iy + j) as f64)
+                                            * read(ix + i, iy + j);
+                                    }
+                                }
+                                sum
+                            }
+                        };
+                        want.push((v, 8.0));
+                    }
+                }
+                close(
+                    &out,
+                    &want,
+                    &format!("resize {kind} {mode:?} {w}x{h} to {dw}x{dh}"),
+                )
+            })
+            .unwrap();
+    });
 }
