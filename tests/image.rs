@@ -843,7 +843,215 @@ fn examples_match_references() {
     }
     let want: Vec<f64> = src.pixels().map(|p| cdf[p.0[0] as usize]).collect();
     check(&dir.join("histeq.png"), &want, "histogram equalization");
+
+    run("bilateral", &dir.join("bilateral.png"));
+    let g5: Vec<f32> = {
+        let e: Vec<f64> = (-2i64..=2)
+            .map(|d| (-((d * d) as f64) / 8.0).exp())
+            .collect();
+        let total: f64 = e.iter().sum();
+        e.iter().map(|v| (v / total) as f32).collect()
+    };
+    let mut want = Vec::new();
+    for y in 0..h as i64 {
+        for x in 0..w as i64 {
+            let c = Mode::Mirror.read(&photo, x, y);
+            let (mut num, mut den) = (0.0, 0.0);
+            for dy in -2..=2 {
+                for dx in -2..=2 {
+                    let v = Mode::Mirror.read(&photo, x + dx, y + dy);
+                    let k = (g5[(dx + 2) as usize] * g5[(dy + 2) as usize]) as f64
+                        * (-(v - c) * (v - c) / 0.02).exp();
+                    num += k * v;
+                    den += k;
+                }
+            }
+            want.push(num / den);
+        }
+    }
+    check(&dir.join("bilateral.png"), &want, "bilateral");
+
+    run("harris", &dir.join("harris.png"));
+    let grad = |m: [[f64; 3]; 3]| -> Plane {
+        let v = convolve_ref(
+            &photo,
+            1,
+            1,
+            |dx, dy| m[(dy + 1) as usize][(dx + 1) as usize],
+            Mode::Clamp,
+        );
+        Plane {
+            w,
+            h,
+            pitch: w,
+            data: v.iter().map(|p| p.0 as f32).collect(),
+        }
+    };
+    let ix = grad(sx);
+    let iy = grad([[-1.0, -2.0, -1.0], [0.0, 0.0, 0.0], [1.0, 2.0, 1.0]]);
+    let g3 = gauss(1, 1.0);
+    let smooth = |f: &dyn Fn(usize) -> f64| -> Vec<f64> {
+        let p = Plane {
+            w,
+            h,
+            pitch: w,
+            data: (0..w * h).map(|i| f(i) as f32).collect(),
+        };
+        convolve_ref(
+            &p,
+            1,
+            1,
+            |dx, dy| g3[(dx + 1) as usize] * g3[(dy + 1) as usize],
+            Mode::Clamp,
+        )
+        .into_iter()
+        .map(|v| v.0)
+        .collect()
+    };
+    let sxx = smooth(&|i| (ix.data[i] as f64).powi(2));
+    let syy = smooth(&|i| (iy.data[i] as f64).powi(2));
+    let sxy = smooth(&|i| ix.data[i] as f64 * iy.data[i] as f64);
+    let want: Vec<f64> = (0..w * h)
+        .map(|i| (sxx[i] * syy[i] - sxy[i] * sxy[i] - 0.04 * (sxx[i] + syy[i]).powi(2)) * 100.0)
+        .collect();
+    check(&dir.join("harris.png"), &want, "harris");
+
+    let second = "tests/data/astronaut.png";
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_durin"))
+        .args([
+            "run",
+            "--target",
+            "cpu",
+            "examples/blend.art",
+            "--",
+            input,
+            second,
+        ])
+        .arg(dir.join("blend.png"))
+        .output()
+        .expect("durin runs");
+    assert!(
+        o.status.success(),
+        "blend: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let b = image::open(second)
+        .expect("the second photograph")
+        .to_luma32f();
+    assert_eq!(
+        (b.width() as usize, b.height() as usize),
+        (w, h),
+        "both photographs are 512x512"
+    );
+    let other = Plane {
+        w,
+        h,
+        pitch: w,
+        data: b.into_raw(),
+    };
+    let mask = Plane {
+        w,
+        h,
+        pitch: w,
+        data: (0..w * h)
+            .map(|i| if i % w < w / 2 { 1.0 } else { 0.0 })
+            .collect(),
+    };
+    let want = blend_ref(&photo, &other, &mask, 5);
+    check(
+        &dir.join("blend.png"),
+        &want.data.iter().map(|&v| v as f64).collect::<Vec<_>>(),
+        "blend",
+    );
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// One level down a Gaussian pyramid, by its definition (mirror at the border).
+fn pyr_down_ref(p: &Plane) -> Plane {
+    let (w, h) = (p.w.div_ceil(2), p.h.div_ceil(2));
+    let mut data = Vec::new();
+    for y in 0..h as i64 {
+        for x in 0..w as i64 {
+            let mut sum = 0.0;
+            for dy in -2..=2 {
+                for dx in -2..=2 {
+                    sum +=
+                        binomial(dx) * binomial(dy) * Mode::Mirror.read(p, 2 * x + dx, 2 * y + dy);
+                }
+            }
+            data.push(sum as f32);
+        }
+    }
+    Plane {
+        w,
+        h,
+        pitch: w,
+        data,
+    }
+}
+
+/// One level up to w x h: the image with zeros between its pixels, filtered with 4 times
+/// the binomial (mirror at the border).
+fn pyr_up_ref(p: &Plane, w: usize, h: usize) -> Plane {
+    let mut data = Vec::new();
+    for y in 0..h as i64 {
+        for x in 0..w as i64 {
+            let mut sum = 0.0;
+            for j in (y / 2 - 2)..=(y / 2 + 2) {
+                for i in (x / 2 - 2)..=(x / 2 + 2) {
+                    let wt = 4.0 * binomial(x - 2 * i) * binomial(y - 2 * j);
+                    if wt != 0.0 {
+                        sum += wt * Mode::Mirror.read(p, i, j);
+                    }
+                }
+            }
+            data.push(sum as f32);
+        }
+    }
+    Plane {
+        w,
+        h,
+        pitch: w,
+        data,
+    }
+}
+
+/// Laplacian-pyramid blending of `a` and `b` under `m` over `levels` levels.
+fn blend_ref(a: &Plane, b: &Plane, m: &Plane, levels: usize) -> Plane {
+    let (w, h) = (a.w, a.h);
+    let mix = |x: f32, y: f32, k: f32| k as f64 * x as f64 + (1.0 - k as f64) * y as f64;
+    if levels == 1 || w < 4 || h < 4 {
+        let data = (0..w * h)
+            .map(|i| mix(a.data[i], b.data[i], m.data[i]) as f32)
+            .collect();
+        return Plane {
+            w,
+            h,
+            pitch: w,
+            data,
+        };
+    }
+    let (a2, b2, m2) = (pyr_down_ref(a), pyr_down_ref(b), pyr_down_ref(m));
+    let below = blend_ref(&a2, &b2, &m2, levels - 1);
+    let (ua, ub, ur) = (
+        pyr_up_ref(&a2, w, h),
+        pyr_up_ref(&b2, w, h),
+        pyr_up_ref(&below, w, h),
+    );
+    let data = (0..w * h)
+        .map(|i| {
+            let k = m.data[i] as f64;
+            (k * (a.data[i] - ua.data[i]) as f64
+                + (1.0 - k) * (b.data[i] - ub.data[i]) as f64
+                + ur.data[i] as f64) as f32
+        })
+        .collect();
+    Plane {
+        w,
+        h,
+        pitch: w,
+        data,
+    }
 }
 
 /// The binomial filter [1 4 6 4 1] / 16 at offset `d`, 0 outside [-2, 2].
