@@ -693,6 +693,15 @@ impl<'m, 'a, 'f> FunctionLowering<'m, 'a, 'f> {
                 let elem = self.m.types.pointee(w, effect_pointee(w, ty)?)?;
                 let n = self.index64(ops[1])?;
                 let bytes = self.b.ins().imul_imm_s(n, elem.size as i64);
+                // Shared memory in host code: the CPU kernel's block's.
+                if program::allocates_shared(w, ty) {
+                    return Ok(smallvec![self.call_helper(
+                        "durin_cpu_shared",
+                        &[bytes],
+                        &[AbiParam::new(cl::I64)],
+                        AbiParam::new(cl::I64),
+                    )?]);
+                }
                 let dev = self.b.ins().iconst(cl::I32, 0);
                 smallvec![self.call_helper(
                     "anydsl_alloc",

@@ -779,14 +779,23 @@ impl<'m, 'a, 'ctx> FunctionLowering<'m, 'a, 'ctx> {
                 let n = self.index64(ops[1])?;
                 let size = et.size_of().ok_or_else(|| internal("unsized element"))?;
                 let bytes = self.builder.build_int_mul(n, size, "bytes").map_err(llvm)?;
-                let alloc = self.runtime_fn("anydsl_alloc", |c| {
-                    c.ptr_type(AddressSpace::default())
-                        .fn_type(&[c.i32_type().into(), c.i64_type().into()], false)
-                });
-                let dev = self.m.ctx.i32_type().const_zero();
-                self.builder
-                    .build_call(alloc, &[dev.into(), bytes.into()], name)
-                    .map_err(llvm)?
+                // Shared memory in host code: the CPU kernel's block's.
+                let call = if program::allocates_shared(w, ty) {
+                    let shared = self.runtime_fn("durin_cpu_shared", |c| {
+                        c.ptr_type(AddressSpace::default())
+                            .fn_type(&[c.i64_type().into()], false)
+                    });
+                    self.builder.build_call(shared, &[bytes.into()], name)
+                } else {
+                    let alloc = self.runtime_fn("anydsl_alloc", |c| {
+                        c.ptr_type(AddressSpace::default())
+                            .fn_type(&[c.i32_type().into(), c.i64_type().into()], false)
+                    });
+                    let dev = self.m.ctx.i32_type().const_zero();
+                    self.builder
+                        .build_call(alloc, &[dev.into(), bytes.into()], name)
+                };
+                call.map_err(llvm)?
                     .try_as_basic_value()
                     .basic()
                     .ok_or_else(|| internal("alloc returns nothing"))?

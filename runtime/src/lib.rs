@@ -11,11 +11,13 @@
 //! - [`time`]: microsecond and nanosecond clocks;
 //! - [`random`]: a seeded pseudo-random generator;
 //! - [`parallel`]: the CPU's parallel loop;
+//! - [`blocks`]: kernels on the CPU, with blocks, barriers and shared memory;
 //! - [`cuda`]: the CUDA platform (devices, memory, NVRTC, the kernel cache, launches);
 //! - [`error`]: run-time errors reported as messages;
 //! - [`half`]: half-float conversions for back ends that keep `f16` as bits;
 //! - [`image`]: PNG and JPEG files as arrays of `f32` samples.
 
+pub mod blocks;
 pub mod checks;
 pub mod cuda;
 pub mod error;
@@ -37,6 +39,7 @@ pub fn symbols() -> Vec<(&'static str, usize)> {
     s.extend_from_slice(&time::SYMBOLS());
     s.extend_from_slice(&random::SYMBOLS());
     s.extend_from_slice(&parallel::SYMBOLS());
+    s.extend_from_slice(&blocks::SYMBOLS());
     s.extend_from_slice(&error::SYMBOLS());
     s.extend_from_slice(&checks::SYMBOLS());
     s.extend_from_slice(&half::SYMBOLS());

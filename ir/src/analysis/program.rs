@@ -395,6 +395,21 @@ pub fn effect_pointee(w: &World, ty: Type) -> Option<Type> {
     }
 }
 
+/// Whether an `alloc` of result type `ty` reserves GPU shared memory (address space
+/// `shared`): host back ends take it from the CPU kernel's block (`durin_cpu_shared`).
+pub fn allocates_shared(w: &World, ty: Type) -> bool {
+    let Some(comps) = w.types().components(ty) else {
+        return false;
+    };
+    matches!(
+        comps.get(1).map(|&p| w.kind(p)),
+        Some(TypeKind::Ptr {
+            space: crate::AddrSpace::Shared,
+            ..
+        })
+    )
+}
+
 /// The parameter types of continuation `k`.
 pub fn param_types(w: &World, k: Def) -> Vec<Type> {
     w.types()

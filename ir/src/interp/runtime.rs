@@ -62,6 +62,52 @@ impl Interp<'_, '_> {
                         .map_err(|(_, m)| format!("in the body of a parallel loop: {m}"))?;
                 }
             }
+            "durin_cpu_launch" => {
+                // A CPU kernel: blocks and their threads one after another, in order (the
+                // barrier does nothing here).
+                let dims: Vec<i32> = (0..6).map(|i| bits(i).map(|b| b as u32 as i32)).collect::<Result<_, _>>()?;
+                let (g, b) = ((dims[0], dims[1], dims[2]), (dims[3], dims[4], dims[5]));
+                if g.0 <= 0 || g.1 <= 0 || g.2 <= 0 {
+                    return Ok(Vec::new());
+                }
+                if b.0 <= 0 || b.1 <= 0 || b.2 <= 0 {
+                    return Err(format!("a CPU kernel launch with a block of {}x{}x{} threads", b.0, b.1, b.2));
+                }
+                let body = args.get(6).cloned().unwrap_or(Value::Undef);
+                let blocks = ((g.0 + b.0 - 1) / b.0, (g.1 + b.1 - 1) / b.1, (g.2 + b.2 - 1) / b.2);
+                for (bz, by, bx) in (0..blocks.2).flat_map(|z| (0..blocks.1).flat_map(move |y| (0..blocks.0).map(move |x| (z, y, x)))) {
+                    for tz in 0..b.2 {
+                        for ty in 0..b.1 {
+                            for tx in 0..b.0 {
+                                let (x, y, z) = (bx * b.0 + tx, by * b.1 + ty, bz * b.2 + tz);
+                                if x >= g.0 || y >= g.1 || z >= g.2 {
+                                    continue;
+                                }
+                                let idx = [x, y, z].map(|v| Value::Bits(v as u32 as u64));
+                                let mem = Value::Mem(self.mem);
+                                let (target, call) = match &body {
+                                    Value::Closure(_) => {
+                                        let mut c = vec![mem];
+                                        c.extend(idx);
+                                        c.push(Value::Exit);
+                                        (body.clone(), c)
+                                    }
+                                    Value::Agg(pair) if pair.len() == 2 => {
+                                        let mut c = vec![pair[1].clone(), mem];
+                                        c.extend(idx);
+                                        c.push(Value::Exit);
+                                        (pair[0].clone(), c)
+                                    }
+                                    _ => return Err("`durin_cpu_launch` expects a function as its body".into()),
+                                };
+                                self.run_from(Target::Value(target), call, at)
+                                    .map_err(|(_, m)| format!("in a CPU kernel: {m}"))?;
+                            }
+                        }
+                    }
+                }
+            }
+            "durin_cpu_barrier" => {}
             "random_seed" => self.rng = bits(0)? & 0xffff_ffff,
             "random_val_u64" => return Ok(vec![Value::Bits(self.random())]),
             "random_val_f32" => {
