@@ -463,3 +463,46 @@ fn reserve_shared_is_an_allocation_in_the_shared_space_inside_the_kernel() {
     let host = &text[..text.find("cont @kernel(").unwrap()];
     assert!(!host.contains("shared)) = alloc("), "{host}");
 }
+
+#[test]
+#[ignore = "runs kernels on an NVIDIA GPU"]
+fn image_examples_on_the_gpu_match_the_cpu() {
+    require_gpu();
+    // Each example of the image library on the photograph, with the GPU schedule (target
+    // cuda) and the CPU schedule; the 8-bit outputs may differ by one level where the
+    // GPU's math functions round differently (bilateral's expf).
+    let dir = std::env::temp_dir().join(format!("durin-gpu-examples-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temporary folder");
+    for example in ["sobel", "box", "unsharp", "bilateral", "harris", "blend"] {
+        let mut outs = Vec::new();
+        for target in ["cuda", "cpu"] {
+            let out = dir.join(format!("{example}-{target}.png"));
+            let mut args = vec![
+                "run".to_string(),
+                "--target".into(),
+                target.into(),
+                format!("examples/{example}.art"),
+                "--".into(),
+                "tests/data/camera.png".into(),
+            ];
+            if example == "blend" {
+                args.push("tests/data/astronaut.png".into());
+            }
+            args.push(out.display().to_string());
+            let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+            ok(&durin(&refs), example);
+            outs.push(image::open(&out).expect("the output loads").to_luma8());
+        }
+        let worst = outs[0]
+            .pixels()
+            .zip(outs[1].pixels())
+            .map(|(a, b)| (a.0[0] as i32 - b.0[0] as i32).abs())
+            .max()
+            .unwrap_or(0);
+        assert!(
+            worst <= 1,
+            "{example}: the GPU and the CPU differ by {worst} levels"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

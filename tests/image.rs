@@ -232,28 +232,35 @@ struct Ops {
     view: ViewFn,
 }
 
+/// The function `name` of a compiled program, as a function pointer of type `F`.
+///
+/// # Safety
+/// `F` is the (C) signature of the exported function `name`.
+unsafe fn function<F: Copy>(addr: &dyn Fn(&str) -> usize, name: &str) -> F {
+    assert_eq!(std::mem::size_of::<F>(), std::mem::size_of::<usize>());
+    let a = addr(name);
+    // SAFETY: `F` is a function pointer type of the size of an address (checked above),
+    // and `a` the address of a function of that signature (the caller's promise).
+    unsafe { std::mem::transmute_copy::<usize, F>(&a) }
+}
+
 /// Compiles `ops.art` and calls `f` with its functions.
 fn with_ops(f: impl FnOnce(&Ops)) {
     with_program("tests/image/ops.art", "test_convolve", |addr| {
-        // SAFETY: each address is that of the exported function of the signature named
-        // here (`ops.art` declares them; `#[export]` functions use the C calling
-        // convention).
+        // SAFETY: each type is the signature of the exported function of that name in
+        // `ops.art` (`#[export]` functions use the C calling convention).
         let ops = unsafe {
             Ops {
-                convolve: std::mem::transmute::<usize, ConvolveFn>(addr("test_convolve")),
-                convolve_sep: std::mem::transmute::<usize, ConvolveSepFn>(addr(
-                    "test_convolve_sep",
-                )),
-                gaussian: std::mem::transmute::<usize, Filter>(addr("test_gaussian")),
-                box10: std::mem::transmute::<usize, Filter>(addr("test_box10")),
-                gaussian_weights: std::mem::transmute::<usize, WeightsFn>(addr(
-                    "test_gaussian_weights",
-                )),
-                local: std::mem::transmute::<usize, LocalFn>(addr("test_local")),
-                points: std::mem::transmute::<usize, PointsFn>(addr("test_points")),
-                reductions: std::mem::transmute::<usize, ReduceFn>(addr("test_reductions")),
-                u8: std::mem::transmute::<usize, U8Fn>(addr("test_u8")),
-                view: std::mem::transmute::<usize, ViewFn>(addr("test_view")),
+                convolve: function(addr, "test_convolve"),
+                convolve_sep: function(addr, "test_convolve_sep"),
+                gaussian: function(addr, "test_gaussian"),
+                box10: function(addr, "test_box10"),
+                gaussian_weights: function(addr, "test_gaussian_weights"),
+                local: function(addr, "test_local"),
+                points: function(addr, "test_points"),
+                reductions: function(addr, "test_reductions"),
+                u8: function(addr, "test_u8"),
+                view: function(addr, "test_view"),
             }
         };
         f(&ops)
@@ -271,14 +278,13 @@ struct Resample {
 fn with_resample(f: impl FnOnce(&Resample)) {
     with_program("tests/image/resample.art", "test_resize", |addr| {
         // SAFETY: as in `with_ops`, for `resample.art`.
-        let ops = unsafe {
+        f(&unsafe {
             Resample {
-                pyr_down: std::mem::transmute::<usize, PyrDownFn>(addr("test_pyr_down")),
-                pyr_up: std::mem::transmute::<usize, PyrUpFn>(addr("test_pyr_up")),
-                resize: std::mem::transmute::<usize, ResizeFn>(addr("test_resize")),
+                pyr_down: function(addr, "test_pyr_down"),
+                pyr_up: function(addr, "test_pyr_up"),
+                resize: function(addr, "test_resize"),
             }
-        };
-        f(&ops)
+        })
     })
 }
 

@@ -99,6 +99,21 @@ impl Parser<'_, '_> {
         self.peek() == k
     }
 
+    /// `for p, q in gen(args) { body }`, after `for`: its own function, so that the frame
+    /// of the expression parser (one per nesting level) stays small.
+    #[inline(never)]
+    fn for_loop(&mut self) -> ExprKind {
+        self.bump();
+        let mut pats = vec![self.pattern(false)];
+        while self.eat(&T::Comma) {
+            pats.push(self.pattern(false));
+        }
+        self.expect(&T::In);
+        let call = Box::new(self.expr_no_struct());
+        let body = Box::new(self.block());
+        ExprKind::For { pats, call, body }
+    }
+
     fn eat(&mut self, k: &T) -> bool {
         if self.is(k) {
             self.bump();
@@ -1461,17 +1476,7 @@ impl Parser<'_, '_> {
                     ExprKind::While { cond, body }
                 }
             }
-            T::For => {
-                self.bump();
-                let mut pats = vec![self.pattern(false)];
-                while self.eat(&T::Comma) {
-                    pats.push(self.pattern(false));
-                }
-                self.expect(&T::In);
-                let call = Box::new(self.expr_no_struct());
-                let body = Box::new(self.block());
-                ExprKind::For { pats, call, body }
-            }
+            T::For => self.for_loop(),
             T::Match => {
                 self.bump();
                 let expr = Box::new(self.expr_no_struct());
