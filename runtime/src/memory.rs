@@ -7,10 +7,22 @@ use std::ffi::c_void;
 extern "C" {
     fn posix_memalign(out: *mut *mut c_void, align: usize, size: usize) -> i32;
     fn free(p: *mut c_void);
+    fn madvise(addr: *mut c_void, len: usize, advice: i32) -> i32;
 }
 
 /// Alignment of every allocation, in bytes.
 pub const ALIGN: usize = 64;
+
+/// Allocations of at least this many bytes are aligned to [`HUGE_PAGE`] and asked to be
+/// backed by huge pages (Linux's transparent huge pages, where the system leaves them to
+/// `madvise`), as NumPy does: streaming through a large image then misses the TLB 512
+/// times less often.
+pub const HUGE_FROM: usize = 4 << 20;
+
+/// The size of a huge page on x86-64 and most Linux machines.
+pub const HUGE_PAGE: usize = 2 << 20;
+
+const MADV_HUGEPAGE: i32 = 14;
 
 /// Where device number `dev` is.
 enum Place {
@@ -35,7 +47,8 @@ fn check_size(what: &str, size: i64) -> usize {
     size as usize
 }
 
-/// `size` bytes aligned to [`ALIGN`]; a zero size gives a valid, unique pointer.
+/// `size` bytes aligned to [`ALIGN`] (to [`HUGE_PAGE`] from [`HUGE_FROM`] bytes on); a zero
+/// size gives a valid, unique pointer.
 #[no_mangle]
 pub extern "C" fn anydsl_alloc(dev: i32, size: i64) -> *mut u8 {
     let size = check_size("alloc", size);
@@ -43,7 +56,14 @@ pub extern "C" fn anydsl_alloc(dev: i32, size: i64) -> *mut u8 {
         return crate::cuda::alloc_device(n, size);
     }
     let mut p: *mut c_void = std::ptr::null_mut();
-    let rc = unsafe { posix_memalign(&mut p, ALIGN, size.max(1)) };
+    let align = if size >= HUGE_FROM { HUGE_PAGE } else { ALIGN };
+    // SAFETY: `p` is a valid out-pointer; the alignment is a power of two.
+    let rc = unsafe { posix_memalign(&mut p, align, size.max(1)) };
+    if rc == 0 && size >= HUGE_FROM && cfg!(target_os = "linux") {
+        // A hint only: its failure (no transparent huge pages) changes nothing.
+        // SAFETY: the range is the allocation just made (its start huge-page aligned).
+        let _ = unsafe { madvise(p, size, MADV_HUGEPAGE) };
+    }
     if rc != 0 || p.is_null() {
         crate::error::fail(&format!("alloc: out of memory ({size} bytes)"));
     }
