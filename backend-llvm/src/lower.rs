@@ -146,6 +146,7 @@ const MATH_INTRINSICS: &[(&str, &str)] = &[
     ("round", "llvm.round"),
     ("fmin", "llvm.minnum"),
     ("fmax", "llvm.maxnum"),
+    ("fma", "llvm.fma"),
 ];
 
 impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {

@@ -176,6 +176,23 @@ fn math(name: &str, args: &[Value]) -> Option<Result<u64, String>> {
         }),
         _ => Err(format!("`{name}` expects a number as argument {i}")),
     };
+    // Rounded once, in the precision asked for (not through f64, which would round twice).
+    if base == "fma" {
+        let bits = |i: usize| match args.get(i) {
+            Some(Value::Bits(b)) => Ok(*b),
+            _ => Err(format!("`{name}` expects a number as argument {i}")),
+        };
+        return Some((|| {
+            let (a, b, c) = (bits(0)?, bits(1)?, bits(2)?);
+            Ok(if single {
+                let f = |x: u64| f32::from_bits(x as u32);
+                f(a).mul_add(f(b), f(c)).to_bits() as u64
+            } else {
+                let f = f64::from_bits;
+                f(a).mul_add(f(b), f(c)).to_bits()
+            })
+        })());
+    }
     let r = (|| {
         let x = arg(0)?;
         Ok(match base {
@@ -214,7 +231,7 @@ fn math(name: &str, args: &[Value]) -> Option<Result<u64, String>> {
 
 const MATH: &[&str] = &[
     "sqrt", "cbrt", "sin", "cos", "tan", "asin", "acos", "atan", "atan2", "exp", "exp2", "log",
-    "log2", "log10", "pow", "fabs", "floor", "ceil", "round", "fmin", "fmax", "fmod",
+    "log2", "log10", "pow", "fabs", "floor", "ceil", "round", "fmin", "fmax", "fmod", "fma",
 ];
 
 /// `x` as C++ streams print a double by default (`%g` with `precision` significant digits:
