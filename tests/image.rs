@@ -214,6 +214,7 @@ type ReduceFn = unsafe extern "C" fn(*mut f32, i32, i32, i32, *mut f64);
 type U8Fn = unsafe extern "C" fn(*mut u8, i32, i32, *mut f32, *mut u8, *mut i32);
 type ViewFn = unsafe extern "C" fn(*mut f32, i32, i32, i32, i32, i32, i32, *mut f32);
 type WeightsFn = unsafe extern "C" fn(*mut f32);
+type GpuRowsFn = unsafe extern "C" fn(*mut f32, *mut f32, i32, i32);
 type PyrDownFn = unsafe extern "C" fn(*mut f32, i32, i32, *mut f32, i32, f32);
 type PyrUpFn = unsafe extern "C" fn(*mut f32, i32, i32, *mut f32, i32, i32, i32, f32);
 type ResizeFn = unsafe extern "C" fn(*mut f32, i32, i32, *mut f32, i32, i32, i32, i32, f32);
@@ -230,6 +231,7 @@ struct Ops {
     reductions: ReduceFn,
     u8: U8Fn,
     view: ViewFn,
+    gpu_rows: GpuRowsFn,
 }
 
 /// The function `name` of a compiled program, as a function pointer of type `F`.
@@ -261,6 +263,7 @@ fn with_ops(f: impl FnOnce(&Ops)) {
                 reductions: function(addr, "test_reductions"),
                 u8: function(addr, "test_u8"),
                 view: function(addr, "test_view"),
+                gpu_rows: function(addr, "test_gpu_rows"),
             }
         };
         f(&ops)
@@ -707,6 +710,25 @@ fn constant_masks_match_references() {
                     );
                 }
                 assert_eq!(outs[0], outs[1], "{name}: 1 thread and all threads differ");
+            }
+            // The GPU schedule's iteration (4 rows per thread), run by the CPU accelerator.
+            let m = [[1.0, 2.0, 0.5], [0.0, -1.0, 3.0], [0.25, 1.0, 2.0]];
+            let want = convolve_ref(
+                &src,
+                1,
+                1,
+                |dx, dy| m[(dy + 1) as usize][(dx + 1) as usize],
+                Mode::Mirror,
+            );
+            let mut s = src.clone();
+            let mut d = vec![f32::NAN; w * h];
+            // SAFETY: both buffers hold w x h elements.
+            unsafe { (ops.gpu_rows)(s.data.as_mut_ptr(), d.as_mut_ptr(), w as i32, h as i32) };
+            for (i, (&gv, &(wv, mag))) in d.iter().zip(&want).enumerate() {
+                assert!(
+                    (gv as f64 - wv).abs() <= 1e-5 * (1.0 + mag),
+                    "GPU rows {w}x{h} pixel {i}: {gv} vs {wv}"
+                );
             }
         }
     });
