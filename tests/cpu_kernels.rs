@@ -1,7 +1,7 @@
 //! Kernels on the CPU accelerator keep a GPU's block semantics: `barrier` separates the
 //! phases of a block's threads and `reserve_shared` is the block's memory. The program
-//! `tests/kernels/barriers.art` runs natively (LLVM at -O2, Cranelift at -O0); its output
-//! is checked against values computed here.
+//! `tests/kernels/barriers.art` runs natively (LLVM at -O2, Cranelift at -O0) and in the
+//! interpreter; its output is checked against values computed here.
 
 use std::process::Command;
 
@@ -37,7 +37,7 @@ fn expected() -> String {
 #[test]
 fn barriers_and_shared_memory_on_the_cpu() {
     let want = expected();
-    for (backend, level) in [("llvm", "2"), ("cranelift", "0")] {
+    for (backend, level) in [("llvm", "2"), ("cranelift", "0"), ("interp", "2")] {
         let out = Command::new(env!("CARGO_BIN_EXE_durin"))
             .args(["run", "--target", "cpu", "--backend", backend, "-O", level])
             .arg("tests/kernels/barriers.art")

@@ -57,6 +57,8 @@ pub(super) enum Op {
         elem: u64,
         bits: u32,
         signed: bool,
+        /// GPU shared memory (in a CPU kernel: the block's).
+        shared: bool,
     },
     Load(Rc<Shape>),
     Store(Rc<Shape>),
@@ -478,7 +480,13 @@ impl Compiler<'_> {
                     _ => 0,
                 };
                 let (bits, signed) = int_of(w, w.type_of(ops[1]));
-                Op::Alloc { elem, bits, signed }
+                let shared = crate::analysis::program::allocates_shared(w, ty);
+                Op::Alloc {
+                    elem,
+                    bits,
+                    signed,
+                    shared,
+                }
             }
             Node::Load => {
                 let t = w.types().components(ty).and_then(|c| c.get(1).copied());

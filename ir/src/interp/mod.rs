@@ -247,6 +247,19 @@ struct Interp<'w, 'o> {
     rng: u64,
     /// What the program printed.
     out: &'o mut Vec<u8>,
+    /// The block of a CPU kernel being run (`durin_cpu_launch`), if any.
+    block: Option<KernelBlock>,
+    /// Where a kernel thread that reached the barrier goes on: set by the barrier, taken by
+    /// the launch, which runs the block's other threads first.
+    suspended: Option<Value>,
+}
+
+/// The block of a CPU kernel the interpreter runs: its shared memory, in the order the
+/// threads reserve it, and how many reservations each thread has made.
+pub(super) struct KernelBlock {
+    pub(super) shared: Vec<Pointer>,
+    pub(super) reserved: Vec<usize>,
+    pub(super) current: usize,
 }
 
 /// Runs `entry` with `args` (one value per parameter, `Value::Exit` for the continuation
@@ -291,6 +304,8 @@ impl<'w, 'o> Interp<'w, 'o> {
             seq: 0,
             frames_before: FRAMES.with(|c| c.get()),
             rng: 0x853c_49e6_748f_ea9b,
+            block: None,
+            suspended: None,
         }
     }
 }
@@ -517,6 +532,12 @@ impl Interp<'_, '_> {
             self.jumps += 1;
             let caller = std::mem::replace(&mut at, k);
             let Some(code) = prog.codes.get(k) else {
+                // A kernel thread at the barrier: the launch goes on with the block's other
+                // threads and resumes this one at the barrier's return point.
+                if self.block.is_some() && self.w.name(k) == Some("durin_cpu_barrier") {
+                    self.suspended = Some(args.last().cloned().unwrap_or(Value::Undef));
+                    return Ok(Vec::new());
+                }
                 // An import's error is placed at the call (the calling block's place), when
                 // the program has places.
                 let w = self.w;
@@ -813,8 +834,17 @@ impl Interp<'_, '_> {
                 let p = self.memory.alloc(*size, true, BlockState::Fixed)?;
                 Value::Agg(Rc::new(vec![m, Value::Ptr(p)]))
             }
-            Op::Alloc { elem, bits: b, signed } => {
+            Op::Alloc { elem, bits: b, signed, shared } => {
                 let m = self.consume_mem(op(0))?;
+                // Shared memory in a CPU kernel: the block's k-th reservation.
+                if let (true, Some(block)) = (*shared, self.block.as_mut()) {
+                    let t = block.current;
+                    let k = block.reserved[t];
+                    block.reserved[t] += 1;
+                    if let Some(p) = block.shared.get(k) {
+                        return Ok(Value::Agg(Rc::new(vec![m, Value::Ptr(p.clone())])));
+                    }
+                }
                 let raw = bits(op(1))?;
                 let n = if *signed { semantics::sext(*b, raw) } else { raw as i64 };
                 if n < 0 {
@@ -824,6 +854,9 @@ impl Interp<'_, '_> {
                     format!("allocation of {n} elements of {elem} bytes overflows")
                 })?;
                 let p = self.memory.alloc(size, true, BlockState::Fixed)?;
+                if let (true, Some(block)) = (*shared, self.block.as_mut()) {
+                    block.shared.push(p.clone());
+                }
                 Value::Agg(Rc::new(vec![m, Value::Ptr(p)]))
             }
             Op::Load(shape) => {

@@ -63,8 +63,9 @@ impl Interp<'_, '_> {
                 }
             }
             "durin_cpu_launch" => {
-                // A CPU kernel: blocks and their threads one after another, in order (the
-                // barrier does nothing here).
+                // A CPU kernel: blocks one after another; in each, the threads in order, a
+                // thread that reaches the barrier waiting until every thread of the block
+                // has reached it or finished (as the native runtime's fibers do).
                 let dims: Vec<i32> = (0..6).map(|i| bits(i).map(|b| b as u32 as i32)).collect::<Result<_, _>>()?;
                 let (g, b) = ((dims[0], dims[1], dims[2]), (dims[3], dims[4], dims[5]));
                 if g.0 <= 0 || g.1 <= 0 || g.2 <= 0 {
@@ -75,37 +76,30 @@ impl Interp<'_, '_> {
                 }
                 let body = args.get(6).cloned().unwrap_or(Value::Undef);
                 let blocks = ((g.0 + b.0 - 1) / b.0, (g.1 + b.1 - 1) / b.1, (g.2 + b.2 - 1) / b.2);
-                for (bz, by, bx) in (0..blocks.2).flat_map(|z| (0..blocks.1).flat_map(move |y| (0..blocks.0).map(move |x| (z, y, x)))) {
-                    for tz in 0..b.2 {
-                        for ty in 0..b.1 {
-                            for tx in 0..b.0 {
-                                let (x, y, z) = (bx * b.0 + tx, by * b.1 + ty, bz * b.2 + tz);
-                                if x >= g.0 || y >= g.1 || z >= g.2 {
-                                    continue;
+                let outer = self.block.take();
+                for bz in 0..blocks.2 {
+                    for by in 0..blocks.1 {
+                        for bx in 0..blocks.0 {
+                            let mut threads = Vec::new();
+                            for tz in 0..b.2 {
+                                for ty in 0..b.1 {
+                                    for tx in 0..b.0 {
+                                        let (x, y, z) = (bx * b.0 + tx, by * b.1 + ty, bz * b.2 + tz);
+                                        if x < g.0 && y < g.1 && z < g.2 {
+                                            threads.push((x, y, z));
+                                        }
+                                    }
                                 }
-                                let idx = [x, y, z].map(|v| Value::Bits(v as u32 as u64));
-                                let mem = Value::Mem(self.mem);
-                                let (target, call) = match &body {
-                                    Value::Closure(_) => {
-                                        let mut c = vec![mem];
-                                        c.extend(idx);
-                                        c.push(Value::Exit);
-                                        (body.clone(), c)
-                                    }
-                                    Value::Agg(pair) if pair.len() == 2 => {
-                                        let mut c = vec![pair[1].clone(), mem];
-                                        c.extend(idx);
-                                        c.push(Value::Exit);
-                                        (pair[0].clone(), c)
-                                    }
-                                    _ => return Err("`durin_cpu_launch` expects a function as its body".into()),
-                                };
-                                self.run_from(Target::Value(target), call, at)
-                                    .map_err(|(_, m)| format!("in a CPU kernel: {m}"))?;
+                            }
+                            let r = self.run_block(&body, &threads, at);
+                            if r.is_err() {
+                                self.block = outer;
+                                return r.map(|_| Vec::new());
                             }
                         }
                     }
                 }
+                self.block = outer;
             }
             "durin_cpu_barrier" => {}
             "random_seed" => self.rng = bits(0)? & 0xffff_ffff,
@@ -148,6 +142,74 @@ impl Interp<'_, '_> {
             _ => return Err(format!("unknown runtime function `{name}` (the interpreter provides AnyDSL's printing, time and memory functions and the C math library)")),
         }
         Ok(Vec::new())
+    }
+
+    /// Runs the threads `threads` (global indices) of one block of a CPU kernel `body`,
+    /// in rounds: each round runs every thread that has not finished until it finishes or
+    /// reaches the barrier.
+    fn run_block(
+        &mut self,
+        body: &Value,
+        threads: &[(i32, i32, i32)],
+        at: Def,
+    ) -> Result<(), String> {
+        let n = threads.len();
+        self.block = Some(super::KernelBlock {
+            shared: Vec::new(),
+            reserved: vec![0; n],
+            current: 0,
+        });
+        let mut waiting: Vec<Option<Value>> = vec![None; n];
+        let mut done = vec![false; n];
+        let mut left = n;
+        while left > 0 {
+            for t in 0..n {
+                if done[t] {
+                    continue;
+                }
+                if let Some(b) = self.block.as_mut() {
+                    b.current = t;
+                }
+                let mem = Value::Mem(self.mem);
+                let (target, call) = match waiting[t].take() {
+                    Some(ret) => (ret, vec![mem]),
+                    None => {
+                        let idx = [threads[t].0, threads[t].1, threads[t].2]
+                            .map(|v| Value::Bits(v as u32 as u64));
+                        match body {
+                            Value::Closure(_) => {
+                                let mut c = vec![mem];
+                                c.extend(idx);
+                                c.push(Value::Exit);
+                                (body.clone(), c)
+                            }
+                            // After closure elimination: (code, environment).
+                            Value::Agg(pair) if pair.len() == 2 => {
+                                let mut c = vec![pair[1].clone(), mem];
+                                c.extend(idx);
+                                c.push(Value::Exit);
+                                (pair[0].clone(), c)
+                            }
+                            _ => {
+                                return Err(
+                                    "`durin_cpu_launch` expects a function as its body".into()
+                                )
+                            }
+                        }
+                    }
+                };
+                self.run_from(Target::Value(target), call, at)
+                    .map_err(|(_, m)| format!("in a CPU kernel: {m}"))?;
+                match self.suspended.take() {
+                    Some(ret) => waiting[t] = Some(ret),
+                    None => {
+                        done[t] = true;
+                        left -= 1;
+                    }
+                }
+            }
+        }
+        Ok(())
     }
 
     /// The next 64 bits of the random generator (the runtime's SplitMix64).
