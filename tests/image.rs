@@ -191,8 +191,6 @@ fn same_bits(a: &[f32], b: &[f32], what: &str) -> Result<(), TestCaseError> {
     Ok(())
 }
 
-type ConvolveFn =
-    unsafe extern "C" fn(*mut f32, i32, *mut f32, i32, i32, i32, *const f32, i32, i32, f32, i32);
 type ConvolveSepFn = unsafe extern "C" fn(
     *mut f32,
     i32,
@@ -221,7 +219,7 @@ type ResizeFn = unsafe extern "C" fn(*mut f32, i32, i32, *mut f32, i32, i32, i32
 
 /// The exported functions of `ops.art`, compiled.
 struct Ops {
-    convolve: ConvolveFn,
+    convolve: ConvolveSepFn,
     convolve_sep: ConvolveSepFn,
     gaussian: Filter,
     box10: Filter,
@@ -318,6 +316,47 @@ fn with_program(path: &str, first: &str, f: impl FnOnce(&dyn Fn(&str) -> usize))
     f(&|name: &str| jit.function(name).expect("exported"))
 }
 
+/// Runs `f` (`test_convolve` or `test_convolve_sep`) on a copy of `src` into a new plane of
+/// pitch width + `dpad`, with 1 thread and with all; the two results, and whether the
+/// source was left as it was.
+fn filter_twice(
+    f: ConvolveSepFn,
+    src: &Plane,
+    dpad: usize,
+    weights: &[f32],
+    (shape, mode, sched): (usize, Mode, i32),
+) -> (Vec<f32>, Vec<f32>, bool) {
+    let (m, c) = mode.number();
+    let mut outs = Vec::new();
+    let mut kept = true;
+    for threads in [1, 0] {
+        let mut s = src.clone();
+        let mut d = Plane::zeros(src.w, src.h, src.w + dpad);
+        // SAFETY: the buffers hold pitch x height elements each, the weights as many as
+        // the shape asks for (the callers make them so).
+        unsafe {
+            f(
+                s.data.as_mut_ptr(),
+                s.pitch as i32,
+                d.data.as_mut_ptr(),
+                d.pitch as i32,
+                s.w as i32,
+                s.h as i32,
+                weights.as_ptr(),
+                shape as i32,
+                m,
+                c,
+                sched,
+                threads,
+            )
+        };
+        kept &= s.data == src.data;
+        outs.push(d.pixels());
+    }
+    let all = outs.pop().expect("two runs");
+    (outs.pop().expect("two runs"), all, kept)
+}
+
 fn runner() -> TestRunner {
     TestRunner::new(RunnerConfig {
         failure_persistence: None,
@@ -367,31 +406,10 @@ fn image_operators_match_references() {
                     },
                     mode,
                 );
-                let (m, c) = mode.number();
-                let mut outs = Vec::new();
-                for threads in [1, 0] {
-                    let mut s = src.clone();
-                    let mut d = Plane::zeros(src.w, src.h, src.w + dpad);
-                    // SAFETY: the buffers hold pitch x height elements each; the weights
-                    // (2 rx + 1) x (2 ry + 1).
-                    unsafe {
-                        (ops.convolve)(
-                            s.data.as_mut_ptr(),
-                            s.pitch as i32,
-                            d.data.as_mut_ptr(),
-                            d.pitch as i32,
-                            s.w as i32,
-                            s.h as i32,
-                            weights.as_ptr(),
-                            shape as i32,
-                            m,
-                            c,
-                            threads,
-                        )
-                    };
-                    prop_assert_eq!(&s.data, &src.data, "the source was changed");
-                    outs.push(d.pixels());
-                }
+                let (one, all, kept) =
+                    filter_twice(ops.convolve, &src, dpad, &weights, (shape, mode, 0));
+                prop_assert!(kept, "the source was changed");
+                let outs = [one, all];
                 close(&outs[0], &want, &format!("convolve {mode:?} {rx}x{ry}"))?;
                 same_bits(&outs[0], &outs[1], "convolve")
             })
@@ -417,30 +435,9 @@ fn image_operators_match_references() {
                 let hw = |dx: i64| weights[(dx + rx as i64) as usize] as f64;
                 let vw = |dy: i64| weights[2 * rx + 1 + (dy + ry as i64) as usize] as f64;
                 let want = convolve_ref(&src, rx, ry, |dx, dy| hw(dx) * vw(dy), mode);
-                let (m, c) = mode.number();
-                let mut outs = Vec::new();
-                for threads in [1, 0] {
-                    let mut s = src.clone();
-                    let mut d = Plane::zeros(src.w, src.h, src.w);
-                    // SAFETY: as above; the weights are 2 rx + 1 then 2 ry + 1.
-                    unsafe {
-                        (ops.convolve_sep)(
-                            s.data.as_mut_ptr(),
-                            s.pitch as i32,
-                            d.data.as_mut_ptr(),
-                            d.pitch as i32,
-                            s.w as i32,
-                            s.h as i32,
-                            weights.as_ptr(),
-                            shape as i32,
-                            m,
-                            c,
-                            sched,
-                            threads,
-                        )
-                    };
-                    outs.push(d.pixels());
-                }
+                let (one, all, _) =
+                    filter_twice(ops.convolve_sep, &src, 0, &weights, (shape, mode, sched));
+                let outs = [one, all];
                 let what = format!("convolve_sep {mode:?} {rx}x{ry} schedule {sched}");
                 close(&outs[0], &want, &what)?;
                 same_bits(&outs[0], &outs[1], &what)
