@@ -991,34 +991,29 @@ fn examples_match_references() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// One level down a Gaussian pyramid, by its definition (mirror at the border).
-fn pyr_down_ref(p: &Plane) -> Plane {
+/// One level down a Gaussian pyramid, by its definition: the 5x5 binomial at every second
+/// pixel, in `f64`.
+fn pyr_down_f64(p: &Plane, mode: Mode) -> Vec<f64> {
     let (w, h) = (p.w.div_ceil(2), p.h.div_ceil(2));
-    let mut data = Vec::new();
+    let mut out = Vec::new();
     for y in 0..h as i64 {
         for x in 0..w as i64 {
             let mut sum = 0.0;
             for dy in -2..=2 {
                 for dx in -2..=2 {
-                    sum +=
-                        binomial(dx) * binomial(dy) * Mode::Mirror.read(p, 2 * x + dx, 2 * y + dy);
+                    sum += binomial(dx) * binomial(dy) * mode.read(p, 2 * x + dx, 2 * y + dy);
                 }
             }
-            data.push(sum as f32);
+            out.push(sum);
         }
     }
-    Plane {
-        w,
-        h,
-        pitch: w,
-        data,
-    }
+    out
 }
 
-/// One level up to w x h: the image with zeros between its pixels, filtered with 4 times
-/// the binomial (mirror at the border).
-fn pyr_up_ref(p: &Plane, w: usize, h: usize) -> Plane {
-    let mut data = Vec::new();
+/// One level up to w x h, by its definition: the image with zeros between its pixels,
+/// filtered with 4 times the binomial, in `f64`.
+fn pyr_up_f64(p: &Plane, w: usize, h: usize, mode: Mode) -> Vec<f64> {
+    let mut out = Vec::new();
     for y in 0..h as i64 {
         for x in 0..w as i64 {
             let mut sum = 0.0;
@@ -1026,19 +1021,38 @@ fn pyr_up_ref(p: &Plane, w: usize, h: usize) -> Plane {
                 for i in (x / 2 - 2)..=(x / 2 + 2) {
                     let wt = 4.0 * binomial(x - 2 * i) * binomial(y - 2 * j);
                     if wt != 0.0 {
-                        sum += wt * Mode::Mirror.read(p, i, j);
+                        sum += wt * mode.read(p, i, j);
                     }
                 }
             }
-            data.push(sum as f32);
+            out.push(sum);
         }
     }
+    out
+}
+
+/// A plane of `w` x `h` `f32` pixels from `f64` values.
+fn plane_of(w: usize, h: usize, v: Vec<f64>) -> Plane {
     Plane {
         w,
         h,
         pitch: w,
-        data,
+        data: v.into_iter().map(|x| x as f32).collect(),
     }
+}
+
+/// One level down, mirrored at the border, as `f32`.
+fn pyr_down_ref(p: &Plane) -> Plane {
+    plane_of(
+        p.w.div_ceil(2),
+        p.h.div_ceil(2),
+        pyr_down_f64(p, Mode::Mirror),
+    )
+}
+
+/// One level up to w x h, mirrored at the border, as `f32`.
+fn pyr_up_ref(p: &Plane, w: usize, h: usize) -> Plane {
+    plane_of(w, h, pyr_up_f64(p, w, h, Mode::Mirror))
 }
 
 /// Laplacian-pyramid blending of `a` and `b` under `m` over `levels` levels.
@@ -1132,18 +1146,10 @@ fn pyramids_and_interpolation_match_references() {
                         c,
                     )
                 };
-                let mut want = Vec::new();
-                for y in 0..hh as i64 {
-                    for x in 0..hw as i64 {
-                        let mut sum = 0.0;
-                        for dy in -2..=2 {
-                            for dx in -2..=2 {
-                                sum += binomial(dx) * binomial(dy) * read(2 * x + dx, 2 * y + dy);
-                            }
-                        }
-                        want.push((sum, 4.0));
-                    }
-                }
+                let want: Vec<(f64, f64)> = pyr_down_f64(&src, mode)
+                    .into_iter()
+                    .map(|v| (v, 4.0))
+                    .collect();
                 close(&down, &want, &format!("pyr_down {mode:?} {w}x{h}"))?;
 
                 let (uw, uh) = (dw.min(2 * w), dh.min(2 * h));
@@ -1161,21 +1167,10 @@ fn pyramids_and_interpolation_match_references() {
                         c,
                     )
                 };
-                let mut want = Vec::new();
-                for y in 0..uh as i64 {
-                    for x in 0..uw as i64 {
-                        let mut sum = 0.0;
-                        for j in (y / 2 - 2)..=(y / 2 + 2) {
-                            for i in (x / 2 - 2)..=(x / 2 + 2) {
-                                let wt = 4.0 * binomial(x - 2 * i) * binomial(y - 2 * j);
-                                if wt != 0.0 {
-                                    sum += wt * read(i, j);
-                                }
-                            }
-                        }
-                        want.push((sum, 4.0));
-                    }
-                }
+                let want: Vec<(f64, f64)> = pyr_up_f64(&src, uw, uh, mode)
+                    .into_iter()
+                    .map(|v| (v, 4.0))
+                    .collect();
                 close(&up, &want, &format!("pyr_up {mode:?} {w}x{h} to {uw}x{uh}"))?;
 
                 let mut out = vec![0.0f32; dw * dh];
