@@ -213,6 +213,7 @@ type U8Fn = unsafe extern "C" fn(*mut u8, i32, i32, *mut f32, *mut u8, *mut i32)
 type ViewFn = unsafe extern "C" fn(*mut f32, i32, i32, i32, i32, i32, i32, *mut f32);
 type WeightsFn = unsafe extern "C" fn(*mut f32);
 type GpuRowsFn = unsafe extern "C" fn(*mut f32, *mut f32, i32, i32);
+type LocalThenFn = unsafe extern "C" fn(*mut f32, *mut f32, i32, i32, i32, f32, i32);
 type PyrDownFn = unsafe extern "C" fn(*mut f32, i32, i32, *mut f32, i32, f32);
 type PyrUpFn = unsafe extern "C" fn(*mut f32, i32, i32, *mut f32, i32, i32, i32, f32);
 type ResizeFn = unsafe extern "C" fn(*mut f32, i32, i32, *mut f32, i32, i32, i32, i32, f32);
@@ -273,6 +274,7 @@ struct Resample {
     pyr_down: PyrDownFn,
     pyr_up: PyrUpFn,
     resize: ResizeFn,
+    local_then: LocalThenFn,
 }
 
 /// Compiles `resample.art` and calls `f` with its functions.
@@ -284,6 +286,7 @@ fn with_resample(f: impl FnOnce(&Resample)) {
                 pyr_down: function(addr, "test_pyr_down"),
                 pyr_up: function(addr, "test_pyr_up"),
                 resize: function(addr, "test_resize"),
+                local_then: function(addr, "test_local_then"),
             }
         })
     })
@@ -1225,6 +1228,64 @@ fn pyramids_and_interpolation_match_references() {
                     &out,
                     &want,
                     &format!("resize {kind} {mode:?} {w}x{h} to {dw}x{dh}"),
+                )
+            })
+            .unwrap();
+    });
+}
+
+/// Two local operators in a row (`local_then`), fused per band and in two passes, against
+/// the two computed here one after the other (the intermediate image in `f32`, as the
+/// library keeps it), every boundary mode.
+#[test]
+fn fused_local_operators_match_references() {
+    with_resample(|ops| {
+        let case = (size(), mode(), 0i32..2)
+            .prop_flat_map(|((w, h), mode, sched)| (plane(w, h, 0), Just(mode), Just(sched)));
+        runner()
+            .run(&case, |(src, mode, sched)| {
+                let (w, h) = (src.w, src.h);
+                let m = [[1.0, 2.0, 0.5], [0.0, -1.0, 3.0], [0.25, 1.0, 2.0]];
+                let mid = convolve_ref(
+                    &src,
+                    1,
+                    1,
+                    |dx, dy| m[(dy + 1) as usize][(dx + 1) as usize],
+                    mode,
+                );
+                let mid = plane_of(w, h, mid.into_iter().map(|v| v.0).collect());
+                let mut want = Vec::new();
+                for y in 0..h as i64 {
+                    for x in 0..w as i64 {
+                        let at = |dx: i64, dy: i64| mode.read(&mid, x + dx, y + dy);
+                        let mut best = at(-1, -2);
+                        for dy in -2..=2 {
+                            for dx in -1..=1 {
+                                best = best.max(at(dx, dy));
+                            }
+                        }
+                        want.push((best - at(0, 0), 20.0));
+                    }
+                }
+                let (m_, c) = mode.number();
+                let mut s = src.clone();
+                let mut d = vec![f32::NAN; w * h];
+                // SAFETY: both buffers hold w x h elements.
+                unsafe {
+                    (ops.local_then)(
+                        s.data.as_mut_ptr(),
+                        d.as_mut_ptr(),
+                        w as i32,
+                        h as i32,
+                        m_,
+                        c,
+                        sched,
+                    )
+                };
+                close(
+                    &d,
+                    &want,
+                    &format!("local_then {mode:?} {w}x{h} schedule {sched}"),
                 )
             })
             .unwrap();
