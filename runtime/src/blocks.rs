@@ -4,15 +4,18 @@
 //! fibers on one worker, so that `durin_cpu_barrier()` really separates a block's phases:
 //! a thread that reaches the barrier waits until every thread of its block has reached it
 //! (or finished). `durin_cpu_shared(bytes)` is the block's shared memory: the k-th call of
-//! each thread of a block returns the same zeroed memory (as `reserve_shared` in a CUDA
-//! kernel, where every thread reserves the same arrays in the same order).
+//! each thread of a block returns the same memory (as `reserve_shared` in a CUDA kernel,
+//! where every thread reserves the same arrays in the same order), allocated as `alloc`
+//! allocates (so `--checks bounds` knows it) and released when the block ends.
 //!
 //! A fiber is a stack and a saved stack pointer; switching saves the callee-saved
 //! registers on the old stack and restores them from the new one (no system call). A
 //! thread that never waits at a barrier runs to its end on a stack the next thread then
-//! reuses, so a kernel without barriers costs two switches per thread. On machines other
+//! reuses (each worker keeps its stacks from block to block), so a kernel without
+//! barriers costs two switches per thread. On machines other
 //! than x86-64 the threads of a block run one after another and the barrier does nothing.
 
+use crate::memory::{anydsl_alloc, anydsl_release};
 use crate::parallel::anydsl_parallel_for;
 use std::cell::RefCell;
 
@@ -29,7 +32,7 @@ struct Block {
     kernel: Kernel,
     env: *mut u8,
     /// The block's shared memory, in the order the threads reserve it.
-    shared: Vec<Vec<u64>>,
+    shared: Vec<*mut u8>,
     /// Per thread: how many reservations it has made.
     reserved: Vec<usize>,
     /// The thread running now.
@@ -42,12 +45,12 @@ struct Block {
     fiber_sp: usize,
     /// Whether the current thread has finished.
     finished: bool,
-    /// Stacks free for reuse.
-    free: Vec<Stack>,
 }
 
 thread_local! {
     static BLOCK: RefCell<Option<Box<Block>>> = const { RefCell::new(None) };
+    /// This worker's fiber stacks, free for the next thread (of this block or the next).
+    static STACKS: RefCell<Vec<Stack>> = const { RefCell::new(Vec::new()) };
 }
 
 /// A fiber stack: memory from `mmap` with a guard page at its low end.
@@ -181,19 +184,17 @@ mod fiber {
 /// Where a fiber starts: runs the block's current thread, then returns to the scheduler.
 #[cfg(target_arch = "x86_64")]
 extern "C" fn fiber_entry() -> ! {
-    loop {
-        let (kernel, env, (x, y, z)) = with_block(|b| (b.kernel, b.env, b.threads[b.current]));
-        kernel(env, x, y, z);
-        let main = with_block(|b| {
-            b.finished = true;
-            b.main_sp
-        });
-        let mut dead = 0usize;
-        // SAFETY: `main` is the scheduler's stack pointer saved by its `switch`. A
-        // finished fiber is entered again only as a fresh thread on a reused stack, at
-        // `prepare`'s entry, never here.
-        unsafe { fiber::switch(&mut dead, main) };
-    }
+    let (kernel, env, (x, y, z)) = with_block(|b| (b.kernel, b.env, b.threads[b.current]));
+    kernel(env, x, y, z);
+    let main = with_block(|b| {
+        b.finished = true;
+        b.main_sp
+    });
+    let mut dead = 0usize;
+    // SAFETY: `main` is the scheduler's stack pointer saved by its `switch`. A finished
+    // fiber is never resumed: its stack is entered again only at `prepare`'s entry.
+    unsafe { fiber::switch(&mut dead, main) };
+    unreachable!("a finished fiber was resumed")
 }
 
 fn with_block<T>(f: impl FnOnce(&mut Block) -> T) -> T {
@@ -208,9 +209,8 @@ fn with_block<T>(f: impl FnOnce(&mut Block) -> T) -> T {
 fn run_block(block: Box<Block>) {
     let n = block.threads.len();
     BLOCK.with(|b| *b.borrow_mut() = Some(block));
-    // Rounds: each runs every waiting or new thread until it waits at the barrier or
-    // finishes.
-    let mut started = vec![false; n];
+    // Rounds: each runs every thread not yet finished (new, or waiting at the barrier)
+    // until it waits at the barrier or finishes.
     let mut done = vec![false; n];
     let mut left = n;
     while left > 0 {
@@ -221,31 +221,43 @@ fn run_block(block: Box<Block>) {
             let (sp_ptr, to, stack) = with_block(|b| {
                 b.current = t;
                 b.finished = false;
-                let (to, stack) = if started[t] {
-                    b.waiting[t].take().expect("a waiting thread")
-                } else {
-                    let stack = b.free.pop().unwrap_or_else(Stack::new);
+                let (to, stack) = b.waiting[t].take().unwrap_or_else(|| {
+                    let stack = STACKS
+                        .with(|s| s.borrow_mut().pop())
+                        .unwrap_or_else(Stack::new);
                     // SAFETY: the stack is fresh or free (its thread finished).
                     (unsafe { fiber::prepare(stack.top(), fiber_entry) }, stack)
-                };
+                });
                 (&mut b.main_sp as *mut usize, to, stack)
             });
-            started[t] = true;
             // SAFETY: `sp_ptr` points into the boxed block, which stays where it is while
             // the fiber runs; `to` was made by `prepare` or saved by the fiber's switch.
             unsafe { fiber::switch(sp_ptr, to) };
-            with_block(|b| {
-                if b.finished {
-                    done[t] = true;
-                    left -= 1;
-                    b.free.push(stack);
-                } else {
+            let finished = with_block(|b| {
+                if !b.finished {
                     b.waiting[t] = Some((b.fiber_sp, stack));
+                    return None;
                 }
+                Some(stack)
             });
+            if let Some(stack) = finished {
+                done[t] = true;
+                left -= 1;
+                STACKS.with(|s| s.borrow_mut().push(stack));
+            }
         }
     }
-    BLOCK.with(|b| *b.borrow_mut() = None);
+    end_block();
+}
+
+/// Releases the block's shared memory and forgets the block.
+fn end_block() {
+    if let Some(b) = BLOCK.with(|b| b.borrow_mut().take()) {
+        for p in b.shared {
+            // SAFETY: allocated by `anydsl_alloc` on the host, released once.
+            unsafe { anydsl_release(0, p) };
+        }
+    }
 }
 
 /// The threads of a block one after another (no barrier semantics).
@@ -257,7 +269,7 @@ fn run_block(block: Box<Block>) {
         with_block(|b| b.current = t);
         kernel(env, x, y, z);
     }
-    BLOCK.with(|b| *b.borrow_mut() = None);
+    end_block();
 }
 
 /// Waits until every thread of the block has reached the barrier or finished (nothing
@@ -278,24 +290,21 @@ pub extern "C" fn durin_cpu_barrier() {
 }
 
 /// The block's shared memory: the k-th call of each thread of a block returns the same
-/// `bytes` zeroed bytes (8-byte aligned). Outside a CPU kernel, fresh memory each time.
+/// `bytes` bytes. Outside a CPU kernel, fresh memory each time (as `alloc`).
 #[no_mangle]
 pub extern "C" fn durin_cpu_shared(bytes: i64) -> *mut u8 {
-    let words = (bytes.max(0) as usize).div_ceil(8).max(1);
     let inside = BLOCK.with(|b| b.borrow().is_some());
     if !inside {
-        return Box::leak(vec![0u64; words].into_boxed_slice())
-            .as_mut_ptr()
-            .cast();
+        return anydsl_alloc(0, bytes);
     }
     with_block(|b| {
         let t = b.current;
         let k = b.reserved[t];
         b.reserved[t] += 1;
         if k == b.shared.len() {
-            b.shared.push(vec![0u64; words]);
+            b.shared.push(anydsl_alloc(0, bytes));
         }
-        b.shared[k].as_mut_ptr().cast()
+        b.shared[k]
     })
 }
 
@@ -346,7 +355,6 @@ extern "C" fn one_block(launch: *mut u8, i: i32) {
         main_sp: 0,
         fiber_sp: 0,
         finished: false,
-        free: Vec::new(),
     }));
 }
 
