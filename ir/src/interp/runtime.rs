@@ -49,15 +49,7 @@ impl Interp<'_, '_> {
                 let body = args.get(3).cloned().unwrap_or(Value::Undef);
                 for i in lo..hi {
                     let index = Value::Bits(i as u32 as u64);
-                    let mem = Value::Mem(self.mem);
-                    let (target, call) = match &body {
-                        Value::Closure(_) => (body.clone(), vec![mem, index, Value::Exit]),
-                        // After closure elimination: (code, environment).
-                        Value::Agg(pair) if pair.len() == 2 => {
-                            (pair[0].clone(), vec![pair[1].clone(), mem, index, Value::Exit])
-                        }
-                        _ => return Err("`parallel_for` expects a function as its body".into()),
-                    };
+                    let (target, call) = self.body_call(&body, &[index], "parallel_for")?;
                     self.run_from(Target::Value(target), call, at)
                         .map_err(|(_, m)| format!("in the body of a parallel loop: {m}"))?;
                 }
@@ -77,29 +69,22 @@ impl Interp<'_, '_> {
                 let body = args.get(6).cloned().unwrap_or(Value::Undef);
                 let blocks = ((g.0 + b.0 - 1) / b.0, (g.1 + b.1 - 1) / b.1, (g.2 + b.2 - 1) / b.2);
                 let outer = self.block.take();
-                for bz in 0..blocks.2 {
-                    for by in 0..blocks.1 {
-                        for bx in 0..blocks.0 {
-                            let mut threads = Vec::new();
-                            for tz in 0..b.2 {
-                                for ty in 0..b.1 {
-                                    for tx in 0..b.0 {
-                                        let (x, y, z) = (bx * b.0 + tx, by * b.1 + ty, bz * b.2 + tz);
-                                        if x < g.0 && y < g.1 && z < g.2 {
-                                            threads.push((x, y, z));
-                                        }
-                                    }
-                                }
-                            }
-                            let r = self.run_block(&body, &threads, at);
-                            if r.is_err() {
-                                self.block = outer;
-                                return r.map(|_| Vec::new());
-                            }
-                        }
+                let mut r = Ok(());
+                for i in 0..blocks.0 as i64 * blocks.1 as i64 * blocks.2 as i64 {
+                    let (n0, n1) = (blocks.0 as i64, blocks.1 as i64);
+                    let corner = (i % n0, i / n0 % n1, i / (n0 * n1));
+                    let corner = [corner.0 as i32 * b.0, corner.1 as i32 * b.1, corner.2 as i32 * b.2];
+                    let threads: Vec<[i32; 3]> = (0..b.0 * b.1 * b.2)
+                        .map(|t| [corner[0] + t % b.0, corner[1] + t / b.0 % b.1, corner[2] + t / (b.0 * b.1)])
+                        .filter(|p| p[0] < g.0 && p[1] < g.1 && p[2] < g.2)
+                        .collect();
+                    r = self.run_block(&body, &threads, at);
+                    if r.is_err() {
+                        break;
                     }
                 }
                 self.block = outer;
+                r?;
             }
             "durin_cpu_barrier" => {}
             "random_seed" => self.rng = bits(0)? & 0xffff_ffff,
@@ -147,12 +132,7 @@ impl Interp<'_, '_> {
     /// Runs the threads `threads` (global indices) of one block of a CPU kernel `body`,
     /// in rounds: each round runs every thread that has not finished until it finishes or
     /// reaches the barrier.
-    fn run_block(
-        &mut self,
-        body: &Value,
-        threads: &[(i32, i32, i32)],
-        at: Def,
-    ) -> Result<(), String> {
+    fn run_block(&mut self, body: &Value, threads: &[[i32; 3]], at: Def) -> Result<(), String> {
         let n = threads.len();
         self.block = Some(super::KernelBlock {
             shared: Vec::new(),
@@ -170,32 +150,11 @@ impl Interp<'_, '_> {
                 if let Some(b) = self.block.as_mut() {
                     b.current = t;
                 }
-                let mem = Value::Mem(self.mem);
                 let (target, call) = match waiting[t].take() {
-                    Some(ret) => (ret, vec![mem]),
+                    Some(ret) => (ret, vec![Value::Mem(self.mem)]),
                     None => {
-                        let idx = [threads[t].0, threads[t].1, threads[t].2]
-                            .map(|v| Value::Bits(v as u32 as u64));
-                        match body {
-                            Value::Closure(_) => {
-                                let mut c = vec![mem];
-                                c.extend(idx);
-                                c.push(Value::Exit);
-                                (body.clone(), c)
-                            }
-                            // After closure elimination: (code, environment).
-                            Value::Agg(pair) if pair.len() == 2 => {
-                                let mut c = vec![pair[1].clone(), mem];
-                                c.extend(idx);
-                                c.push(Value::Exit);
-                                (pair[0].clone(), c)
-                            }
-                            _ => {
-                                return Err(
-                                    "`durin_cpu_launch` expects a function as its body".into()
-                                )
-                            }
-                        }
+                        let idx = threads[t].map(|v| Value::Bits(v as u32 as u64));
+                        self.body_call(body, &idx, "durin_cpu_launch")?
                     }
                 };
                 self.run_from(Target::Value(target), call, at)
@@ -210,6 +169,26 @@ impl Interp<'_, '_> {
             }
         }
         Ok(())
+    }
+
+    /// The target and arguments that call `body` (a closure, or after closure elimination
+    /// a pair of code and environment) with `args`, the current `mem` first and the exit
+    /// as its return point.
+    fn body_call(
+        &self,
+        body: &Value,
+        args: &[Value],
+        what: &str,
+    ) -> Result<(Value, Vec<Value>), String> {
+        let mem = Value::Mem(self.mem);
+        let (target, mut call) = match body {
+            Value::Closure(_) => (body.clone(), vec![mem]),
+            Value::Agg(pair) if pair.len() == 2 => (pair[0].clone(), vec![pair[1].clone(), mem]),
+            _ => return Err(format!("`{what}` expects a function as its body")),
+        };
+        call.extend_from_slice(args);
+        call.push(Value::Exit);
+        Ok((target, call))
     }
 
     /// The next 64 bits of the random generator (the runtime's SplitMix64).
