@@ -412,18 +412,14 @@ impl Converter<'_> {
         // last (where the back ends look for it).
         let split = lift_split(old, k);
         let lifted = if kind == Kind::Lift { free.len() } else { 0 };
-        for (i, &p) in ps.iter().enumerate() {
-            if i == split {
-                for &x in &free[..lifted] {
-                    tys.push(self.ty(old.type_of(x))?);
-                }
-            }
+        for &p in &ps[..split] {
             tys.push(self.ty(p)?);
         }
-        if split == ps.len() {
-            for &x in &free[..lifted] {
-                tys.push(self.ty(old.type_of(x))?);
-            }
+        for &x in &free[..lifted] {
+            tys.push(self.ty(old.type_of(x))?);
+        }
+        for &p in &ps[split..] {
+            tys.push(self.ty(p)?);
         }
         let n = self.new.cont(&tys, old.name(k).unwrap_or("k"));
         if let Some(l) = old.loc(k) {
@@ -525,29 +521,26 @@ impl Converter<'_> {
         if !made.is_empty() {
             local = Some(self.make_closures(k, ctx, &made)?);
         }
-        let split = match old.node(callee) {
-            Node::Cont if self.kind(callee) == Kind::Lift => lift_split(old, callee),
-            _ => args.len(),
-        };
-        let (callee, mut extra) = match old.node(callee) {
+        // A lifted callee takes its free values where `lift_split` says.
+        let (callee, extra, split) = match old.node(callee) {
             Node::Cont if self.kind(callee) == Kind::Lift => {
                 let free: Vec<Def> = self.free[&callee].iter().copied().collect();
                 let mut extra = Vec::new();
                 for x in free {
                     extra.push(self.value(x, ctx, &mut local)?);
                 }
-                (self.cont_of(callee)?, extra)
+                (self.cont_of(callee)?, extra, lift_split(old, callee))
             }
-            _ => (self.value(callee, ctx, &mut local)?, Vec::new()),
+            _ => (self.value(callee, ctx, &mut local)?, Vec::new(), args.len()),
         };
         let mut new_args = Vec::with_capacity(args.len() + extra.len() + 1);
-        for (i, &a) in args.iter().enumerate() {
-            if i == split {
-                new_args.append(&mut extra);
-            }
+        for &a in &args[..split] {
             new_args.push(self.value(a, ctx, &mut local)?);
         }
-        new_args.append(&mut extra);
+        new_args.extend(extra);
+        for &a in &args[split..] {
+            new_args.push(self.value(a, ctx, &mut local)?);
+        }
         let (callee, new_args) = match self.new.kind(self.new.type_of(callee)) {
             TypeKind::Tuple(_) => {
                 let code = self.new.extract_at(callee, 0);
