@@ -387,7 +387,7 @@ impl Pe<'_> {
     fn clone_of(&mut self, site: Def, target: Def, args: &[Option<Def>]) -> Def {
         let name = self.w.name(target).unwrap_or("k").to_string();
         let before = self.w.num_defs();
-        let scope = self.index.reached_scope(self.w, target);
+        let scope = self.index.scope(target);
         let c = specialize_in(self.w, target, args, &name, &scope, self.index.cache());
         // A large clone costs more fuel: specializing on values that are not constant can
         // nest each clone in the next, and copying them all again doubles the work.

@@ -357,28 +357,6 @@ impl ScopeIndex {
         members
     }
 
-    /// The members of [`ScopeIndex::scope`] that `entry` reaches, through the continuations
-    /// its body and filters reference and theirs, the entry first. The others use the
-    /// scope's parameters but cannot run from `entry`: clones nested in the scope by an
-    /// earlier specialization (on a return point of the scope), which copying along would
-    /// double the copy each time a recursion is specialized again.
-    pub fn reached_scope(&mut self, w: &World, entry: Def) -> DefSet {
-        let scope = self.scope(entry);
-        let mut reached = DefSet::default();
-        reached.insert(entry);
-        let mut at = 0;
-        while at < reached.len() {
-            let m = reached[at];
-            at += 1;
-            for c in self.cache.direct_uses(w, m).0 {
-                if scope.contains(&c) {
-                    reached.insert(c);
-                }
-            }
-        }
-        reached
-    }
-
     /// Which of `conts` (a set closed under references, such as everything reachable from
     /// the externals) are *closed*: they use no parameter of another continuation,
     /// directly or through the continuations they reference. Closed continuations are
