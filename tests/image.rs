@@ -213,6 +213,8 @@ type U8Fn = unsafe extern "C" fn(*mut u8, i32, i32, *mut f32, *mut u8, *mut i32)
 type ViewFn = unsafe extern "C" fn(*mut f32, i32, i32, i32, i32, i32, i32, *mut f32);
 type WeightsFn = unsafe extern "C" fn(*mut f32);
 type GpuRowsFn = unsafe extern "C" fn(*mut f32, *mut f32, i32, i32);
+type SymmetryFn = unsafe extern "C" fn() -> i32;
+type LiteralMasksFn = unsafe extern "C" fn(*mut f32, i32, i32, *mut f32, *mut f32, *mut f32);
 type LocalThenFn = unsafe extern "C" fn(*mut f32, *mut f32, i32, i32, i32, f32, i32);
 type PyrDownFn = unsafe extern "C" fn(*mut f32, i32, i32, *mut f32, i32, f32);
 type PyrUpFn = unsafe extern "C" fn(*mut f32, i32, i32, *mut f32, i32, i32, i32, f32);
@@ -275,6 +277,8 @@ struct Resample {
     pyr_up: PyrUpFn,
     resize: ResizeFn,
     local_then: LocalThenFn,
+    literal_masks: LiteralMasksFn,
+    mask_symmetry: SymmetryFn,
 }
 
 /// Compiles `resample.art` and calls `f` with its functions.
@@ -287,6 +291,8 @@ fn with_resample(f: impl FnOnce(&Resample)) {
                 pyr_up: function(addr, "test_pyr_up"),
                 resize: function(addr, "test_resize"),
                 local_then: function(addr, "test_local_then"),
+                literal_masks: function(addr, "test_literal_masks"),
+                mask_symmetry: function(addr, "test_mask_symmetry"),
             }
         })
     })
@@ -1287,6 +1293,66 @@ fn fused_local_operators_match_references() {
                     &want,
                     &format!("local_then {mode:?} {w}x{h} schedule {sched}"),
                 )
+            })
+            .unwrap();
+    });
+}
+
+/// Masks from literal arrays (`mask1_3`, a symmetric one; `mask1_5`, not symmetric;
+/// `mask5`) and `local2`, against the same filters computed here.
+#[test]
+fn literal_masks_and_two_source_operators_match_references() {
+    with_resample(|ops| {
+        // SAFETY: a function of no arguments.
+        let symmetric = unsafe { (ops.mask_symmetry)() };
+        assert_eq!(symmetric, 1 | 4, "which literal masks are symmetric");
+        let case = size().prop_flat_map(|(w, h)| plane(w, h, 0));
+        runner()
+            .run(&case, |src| {
+                let (w, h) = (src.w, src.h);
+                let (hm, vm) = ([0.25, 0.5, 0.25], [1.0, 0.0, 2.0, 0.0, -1.0]);
+                let sep = convolve_ref(
+                    &src,
+                    1,
+                    2,
+                    |dx, dy| hm[(dx + 1) as usize] * vm[(dy + 2) as usize],
+                    Mode::Clamp,
+                );
+                let m5 = convolve_ref(&src, 2, 2, |dx, dy| (dx + 5 * dy) as f64, Mode::Clamp);
+                let (mut s, mut o1, mut o2, mut o3) = (
+                    src.clone(),
+                    vec![0.0f32; w * h],
+                    vec![0.0f32; w * h],
+                    vec![0.0f32; w * h],
+                );
+                // SAFETY: all four buffers hold w x h elements.
+                unsafe {
+                    (ops.literal_masks)(
+                        s.data.as_mut_ptr(),
+                        w as i32,
+                        h as i32,
+                        o1.as_mut_ptr(),
+                        o2.as_mut_ptr(),
+                        o3.as_mut_ptr(),
+                    )
+                };
+                close(&o1, &sep, "convolve_sep with mask1_3 and mask1_5")?;
+                close(&o2, &m5, "convolve with mask5")?;
+                let first = plane_of(w, h, o1.iter().map(|&v| v as f64).collect());
+                for y in 0..h as i64 {
+                    for x in 0..w as i64 {
+                        let mut best = Mode::Clamp.read(&src, x - 1, y - 1);
+                        for dy in -1..=1 {
+                            for dx in -1..=1 {
+                                best = best.max(Mode::Clamp.read(&src, x + dx, y + dy));
+                            }
+                        }
+                        let want = best as f32 - first.get(x as usize, y as usize);
+                        let got = o3[y as usize * w + x as usize];
+                        prop_assert_eq!(got.to_bits(), want.to_bits(), "local2 at ({}, {})", x, y);
+                    }
+                }
+                Ok(())
             })
             .unwrap();
     });
