@@ -81,6 +81,7 @@ const PROGRAMS: &[&str] = &[
     "tests/gpu/portable_saxpy.art",
     "tests/gpu/conversions.art",
     "tests/gpu/aliased_pointers.art",
+    "tests/gpu/streaming_store.art",
     "benches/gpu/copy.art",
     "benches/gpu/launch.art",
 ];
@@ -329,6 +330,14 @@ fn gpu_vector_add_equals_the_cpu() {
     require_gpu();
     // Every element of b = 2a + 1 is checked on the CPU: all 2^20 are right.
     assert_eq!(run_on_gpu("tests/gpu/vector_add.art"), "1048576\n");
+}
+
+#[test]
+#[ignore = "runs kernels on an NVIDIA GPU"]
+fn gpu_streaming_stores_store() {
+    require_gpu();
+    // The memory hints in a kernel: every element of b = 2a + 1 is right.
+    assert_eq!(run_on_gpu("tests/gpu/streaming_store.art"), "1048576\n");
 }
 
 #[test]

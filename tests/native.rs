@@ -286,6 +286,49 @@ fn vectorize_hints_reach_llvms_loop_vectorizer() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// `store_stream` in a vectorized loop from an `assume_aligned` start becomes aligned
+/// non-temporal vector stores (`vmovntps`), and every back end computes what plain stores
+/// would.
+#[test]
+fn streaming_stores_are_aligned_nontemporal_vector_stores() {
+    let dir = tempdir("stream");
+    let src = root().join("tests/native/stream_copy.art");
+    let out = dir.join("out.ll");
+    ok(
+        &durin(&[
+            "build",
+            "-O2",
+            "--cpu",
+            "x86-64-v3",
+            "--emit",
+            "llvm-ir",
+            "-o",
+            &s(&out),
+            &s(&src),
+        ]),
+        "durin build --emit llvm-ir",
+    );
+    let ir = std::fs::read_to_string(&out).expect("the IR file");
+    assert!(
+        ir.lines()
+            .any(|l| l.contains("store <8 x float>") && l.contains("align 32, !nontemporal")),
+        "{ir}"
+    );
+    // The marker that carried the stores through optimization is gone from them.
+    assert!(
+        !ir.lines()
+            .any(|l| l.contains("store") && l.contains("!alias.scope")),
+        "{ir}"
+    );
+    for backend in ["interp", "cranelift", "llvm"] {
+        let run = durin(&["run", "--backend", backend, &s(&src)]);
+        ok(&run, backend);
+        // The sum of 2i + 1 for i < 1000.
+        assert_eq!(String::from_utf8_lossy(&run.stdout), "1e+06\n", "{backend}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// Calls in tail position are guaranteed tail calls and closed loops are branches, on
 /// every back end and level: ten million of each would overflow the stack otherwise.
 #[test]

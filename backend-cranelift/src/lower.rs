@@ -45,6 +45,14 @@ use std::time::Instant;
 /// A value: its scalars (none for `mem`).
 type V = SmallVec<[Value; 2]>;
 
+/// The stdlib's memory hints (see `fn hint`).
+const HINTS: &[&str] = &[
+    "durin_aligned",
+    "durin_assume_aligned",
+    "durin_store_stream_f32",
+    "durin_store_fence",
+];
+
 type R<T> = Result<T, Diagnostic>;
 
 /// The C math functions that are one Cranelift instruction.
@@ -1190,6 +1198,9 @@ impl<'m, 'a, 'f> FunctionLowering<'m, 'a, 'f> {
                 let name = w.name(callee).unwrap_or("");
                 match self.math_instruction(callee, name, &call_args) {
                     Some(r) => vec![r],
+                    None if w.body(callee).is_none() && HINTS.contains(&name) => {
+                        self.hint(name, &call_args)?
+                    }
                     None => {
                         let f = self.func_ref(id);
                         let tail = CallConv::Tail;
@@ -1231,6 +1242,32 @@ impl<'m, 'a, 'f> FunctionLowering<'m, 'a, 'f> {
             .last()
             .ok_or_else(|| internal("call without a return point"))?;
         self.jump(ret_point, &[], &ret_vals)
+    }
+
+    /// The stdlib's memory hints: `durin_aligned` is computed, a streaming store is a
+    /// plain store, `durin_assume_aligned` and the fence are nothing (no optimizer here uses them).
+    fn hint(&mut self, name: &str, args: &[Value]) -> R<Vec<Value>> {
+        Ok(match (name, args) {
+            ("durin_aligned", &[p, n]) => {
+                let n = match self.b.func.dfg.value_type(n) {
+                    cl::I64 => n,
+                    _ => self.b.ins().uextend(cl::I64, n),
+                };
+                let mask = self.b.ins().iadd_imm_s(n, -1);
+                let low = self.b.ins().band(p, mask);
+                vec![self.b.ins().icmp_imm_s(IntCC::Equal, low, 0)]
+            }
+            ("durin_store_stream_f32", &[p, v]) => {
+                self.b.ins().store(MemFlagsData::new(), v, p, 0);
+                Vec::new()
+            }
+            ("durin_assume_aligned", _) | ("durin_store_fence", _) => Vec::new(),
+            _ => {
+                return Err(internal(format!(
+                    "`{name}` called with the wrong arguments"
+                )))
+            }
+        })
     }
 
     /// A C math function that is one Cranelift instruction (`sqrt`, `fabs`, `floor`,

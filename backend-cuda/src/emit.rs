@@ -107,6 +107,11 @@ pub fn emit(w: &World, kernels: &[Kernel]) -> Result<CudaModule, Diagnostic> {
     if m.uses_bitcast {
         out.push_str(BITCAST);
     }
+    if (m.program.imports.iter())
+        .any(|&k| w.name(k).is_some_and(|n| HINTS.contains(&format!(" {n}("))))
+    {
+        out.push_str(HINTS);
+    }
     out.push('\n');
     for d in &m.types.decls {
         out.push_str(d);
@@ -146,9 +151,25 @@ __device__ __forceinline__ To durin_bitcast(From x) {
 }
 ";
 
+/// The stdlib's memory hints (`stdlib/core.art`) on the device: a streaming store is
+/// `__stcs` (evict first), the fence is nothing (the launch's end orders the stores).
+const HINTS: &str = "\
+__device__ __forceinline__ bool durin_aligned(const void* p, i64 n) { return ((u64)p & (u64)(n - 1)) == 0; }
+__device__ __forceinline__ void durin_assume_aligned(const void* p, i64 n) { __builtin_assume(durin_aligned(p, n)); }
+__device__ __forceinline__ void durin_store_stream_f32(float* p, float v) { __stcs(p, v); }
+__device__ __forceinline__ void durin_store_fence() {}
+";
+
 /// Names of the host runtime's functions: a kernel that calls one is an error.
 fn is_host_function(name: &str) -> bool {
-    name.starts_with("anydsl_") || name.starts_with("durin_")
+    (name.starts_with("anydsl_") || name.starts_with("durin_"))
+        && !matches!(
+            name,
+            "durin_aligned"
+                | "durin_assume_aligned"
+                | "durin_store_stream_f32"
+                | "durin_store_fence"
+        )
 }
 
 struct Module<'a> {

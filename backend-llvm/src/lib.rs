@@ -6,6 +6,7 @@
 //! IR. [`lower`] explains the translation.
 
 pub mod header;
+pub mod hints;
 pub mod lower;
 pub mod types;
 
@@ -323,6 +324,7 @@ pub fn compile<'ctx>(ctx: &'ctx Context, w: &World, opts: &Options) -> Result<Co
     module
         .run_passes(&pipeline, &machine, PassBuilderOptions::create())
         .map_err(|e| Diagnostic::error_at(None, format!("LLVM's optimizer failed: {e}")))?;
+    hints::mark_streaming_stores(ctx, &module);
     Ok(Compiled {
         module,
         machine,

@@ -1335,6 +1335,81 @@ impl<'m, 'a, 'ctx> FunctionLowering<'m, 'a, 'ctx> {
         }
     }
 
+    /// The instructions of a memory hint (see [`crate::hints`]), with its results.
+    fn hint(
+        &mut self,
+        name: &str,
+        args: &[BasicMetadataValueEnum<'ctx>],
+    ) -> R<Vec<BasicValueEnum<'ctx>>> {
+        let arg = |i: usize| -> R<BasicValueEnum<'ctx>> {
+            args.get(i)
+                .and_then(|&a| BasicValueEnum::try_from(a).ok())
+                .ok_or_else(|| internal(format!("`{name}` without argument {i}")))
+        };
+        let b = &self.builder;
+        let ctx = self.m.ctx;
+        match name {
+            "durin_aligned" => {
+                let (p, n) = (arg(0)?.into_pointer_value(), arg(1)?.into_int_value());
+                let i64t = ctx.i64_type();
+                let addr = b.build_ptr_to_int(p, i64t, "").map_err(llvm)?;
+                let n = b
+                    .build_int_z_extend_or_bit_cast(n, i64t, "")
+                    .map_err(llvm)?;
+                let mask = b
+                    .build_int_sub(n, i64t.const_int(1, false), "")
+                    .map_err(llvm)?;
+                let low = b.build_and(addr, mask, "").map_err(llvm)?;
+                let c = b
+                    .build_int_compare(IntPredicate::EQ, low, i64t.const_zero(), "")
+                    .map_err(llvm)?;
+                Ok(vec![c.into()])
+            }
+            "durin_assume_aligned" => {
+                // `assume(true) ["align"(p, n)]`: unlike an assumed condition, not dropped
+                // where a branch on the same condition dominates it.
+                let (p, n) = (arg(0)?, arg(1)?.into_int_value());
+                let n = b
+                    .build_int_z_extend_or_bit_cast(n, ctx.i64_type(), "")
+                    .map_err(llvm)?;
+                let assume = Intrinsic::find("llvm.assume")
+                    .and_then(|i| i.get_declaration(self.m.module, &[]))
+                    .ok_or_else(|| internal("no `llvm.assume`"))?;
+                let bundle = inkwell::values::OperandBundle::create("align", &[p.into(), n.into()]);
+                let yes = ctx.bool_type().const_int(1, false);
+                b.build_direct_call_with_operand_bundles(assume, &[yes.into()], &[bundle], "")
+                    .map_err(llvm)?;
+                Ok(Vec::new())
+            }
+            "durin_store_stream_f32" => {
+                let (p, v) = (arg(0)?.into_pointer_value(), arg(1)?);
+                let st = b.build_store(p, v).map_err(llvm)?;
+                let marker = crate::hints::stream_marker(ctx, self.m.module);
+                st.set_metadata(marker, ctx.get_kind_id("alias.scope"))
+                    .map_err(|e| internal(format!("a streaming store's marker: {e}")))?;
+                Ok(Vec::new())
+            }
+            "durin_store_fence" => {
+                if cfg!(target_arch = "x86_64") {
+                    let sfence = self
+                        .m
+                        .module
+                        .get_function("llvm.x86.sse.sfence")
+                        .unwrap_or_else(|| {
+                            let t = ctx.void_type().fn_type(&[], false);
+                            self.m.module.add_function("llvm.x86.sse.sfence", t, None)
+                        });
+                    b.build_call(sfence, &[], "").map_err(llvm)?;
+                } else {
+                    b.build_fence(inkwell::AtomicOrdering::SequentiallyConsistent, false, "")
+                        .map_err(llvm)?;
+                }
+                Ok(Vec::new())
+            }
+            _ => Err(internal(format!("`{name}` is not a hint"))),
+        }
+    }
+
     fn ret(&mut self, vals: &[V<'ctx>]) -> R<()> {
         let vs: Vec<BasicValueEnum<'ctx>> = vals
             .iter()
@@ -1392,6 +1467,25 @@ impl<'m, 'a, 'ctx> FunctionLowering<'m, 'a, 'ctx> {
                 .last()
                 .ok_or_else(|| internal("call without a return point"))?;
             return self.jump(ret_point, &[], &[V::Mem]);
+        }
+        if crate::hints::HINTS.contains(&name) && import {
+            let results = self.hint(name, &call_args)?;
+            let ret_point = *args
+                .last()
+                .ok_or_else(|| internal("call without a return point"))?;
+            let ret_types = sig.ret.clone().unwrap_or_default();
+            let mut next = results.into_iter();
+            let ret_vals: Vec<V<'ctx>> = ret_types
+                .iter()
+                .map(|&t| match w.types().is_mem(t) {
+                    true => Ok(V::Mem),
+                    false => next
+                        .next()
+                        .map(V::Val)
+                        .ok_or_else(|| internal(format!("`{name}` returns too few values"))),
+                })
+                .collect::<R<_>>()?;
+            return self.jump(ret_point, &[], &ret_vals);
         }
         let site = match self.m.functions.get(&callee) {
             Some((f, _)) => {

@@ -5,7 +5,11 @@
 //!
 //! The body is a closure as durin compiles it: code taking its environment first. The
 //! threads are a pool kept for the life of the process (a loop starts no threads once the
-//! pool has enough).
+//! pool has enough). A loop is cut into up to [`CHUNKS_PER_THREAD`] chunks per thread,
+//! taken by whichever thread is free, so a worker that wakes late still gets its share; a
+//! worker that runs out of chunks spins for [`SPIN`] before it sleeps, so that the loops
+//! of a program that runs one after another (a pipeline of image operators) start on all
+//! threads at once instead of waiting for the workers to wake.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -24,6 +28,13 @@ struct Shared {
 // same time is what a parallel loop promises its caller and what the caller promises back.
 unsafe impl Send for Shared {}
 unsafe impl Sync for Shared {}
+
+/// Chunks per thread: enough to balance a loop among threads that start at different
+/// times, few enough that taking one (a lock) costs nothing next to its work.
+const CHUNKS_PER_THREAD: u64 = 4;
+
+/// How long an idle worker looks for work before it sleeps.
+const SPIN: std::time::Duration = std::time::Duration::from_micros(200);
 
 /// One contiguous chunk of a loop, and the loop's count of chunks left.
 struct Job {
@@ -62,6 +73,8 @@ impl Latch {
 /// grows to the most threads a loop has asked for (minus the caller, which works too).
 struct Pool {
     queue: Mutex<VecDeque<Job>>,
+    /// The queue's length, for spinning workers to read without the lock.
+    queued: AtomicUsize,
     ready: Condvar,
     workers: AtomicUsize,
 }
@@ -70,6 +83,7 @@ fn pool() -> &'static Pool {
     static POOL: OnceLock<Pool> = OnceLock::new();
     POOL.get_or_init(|| Pool {
         queue: Mutex::new(VecDeque::new()),
+        queued: AtomicUsize::new(0),
         ready: Condvar::new(),
         workers: AtomicUsize::new(0),
     })
@@ -100,10 +114,12 @@ impl Pool {
 
     fn work(&self) {
         loop {
+            self.spin();
             let job = {
                 let mut q = self.queue.lock().unwrap_or_else(|e| e.into_inner());
                 loop {
                     if let Some(j) = q.pop_front() {
+                        self.queued.store(q.len(), Ordering::Release);
                         break j;
                     }
                     q = self.ready.wait(q).unwrap_or_else(|e| e.into_inner());
@@ -113,11 +129,30 @@ impl Pool {
         }
     }
 
+    /// Waits up to [`SPIN`] for a job to be queued, without sleeping.
+    fn spin(&self) {
+        let start = std::time::Instant::now();
+        while self.queued.load(Ordering::Acquire) == 0 {
+            for _ in 0..64 {
+                std::hint::spin_loop();
+            }
+            if start.elapsed() > SPIN {
+                return;
+            }
+        }
+    }
+
+    fn push(&self, jobs: impl Iterator<Item = Job>) {
+        let mut q = self.queue.lock().unwrap_or_else(|e| e.into_inner());
+        q.extend(jobs);
+        self.queued.store(q.len(), Ordering::Release);
+    }
+
     fn try_pop(&self) -> Option<Job> {
-        self.queue
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .pop_front()
+        let mut q = self.queue.lock().unwrap_or_else(|e| e.into_inner());
+        let j = q.pop_front();
+        self.queued.store(q.len(), Ordering::Release);
+        j
     }
 }
 
@@ -144,7 +179,7 @@ pub extern "C" fn anydsl_parallel_for(threads: i32, lo: i32, hi: i32, body: Body
         }
         return;
     }
-    let chunk = n.div_ceil(t as u64) as i64;
+    let chunk = n.div_ceil(t as u64 * CHUNKS_PER_THREAD) as i64;
     let chunks = (n as i64 + chunk - 1) / chunk;
     let latch = Arc::new(Latch {
         left: AtomicUsize::new(chunks as usize),
@@ -159,15 +194,22 @@ pub extern "C" fn anydsl_parallel_for(threads: i32, lo: i32, hi: i32, body: Body
         end: (lo as i64 + (k + 1) * chunk).min(hi as i64),
         latch: latch.clone(),
     };
-    {
-        let mut q = p.queue.lock().unwrap_or_else(|e| e.into_inner());
-        q.extend((1..chunks).map(job));
-    }
+    p.push((1..chunks).map(job));
     p.ready.notify_all();
     job(0).run();
+    let mut idle = None;
     while latch.left.load(Ordering::Acquire) != 0 {
-        if let Some(j) = p.try_pop() {
+        if let Some(j) = (p.queued.load(Ordering::Acquire) > 0)
+            .then(|| p.try_pop())
+            .flatten()
+        {
             j.run();
+            continue;
+        }
+        // The last chunks are running on other threads: spin a while, then sleep.
+        let since = *idle.get_or_insert_with(std::time::Instant::now);
+        if since.elapsed() < SPIN {
+            std::hint::spin_loop();
             continue;
         }
         let g = latch.lock.lock().unwrap_or_else(|e| e.into_inner());

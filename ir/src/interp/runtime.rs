@@ -42,7 +42,23 @@ impl Interp<'_, '_> {
                 let bytes = self.memory.c_string(&ptr(0)?)?;
                 self.out.extend_from_slice(&bytes);
             }
-            "print_flush" | "durin_vectorize_hint" => {}
+            "print_flush" | "durin_vectorize_hint" | "durin_store_fence" => {}
+            // Allocations start at a multiple of 64 bytes, as the native runtime's do.
+            "durin_aligned" | "durin_assume_aligned" => {
+                let (p, n) = (ptr(0)?, bits(1)?);
+                let ok = n.is_power_of_two() && n <= 64 && p.offset.rem_euclid(n as i64) == 0;
+                if short == "durin_aligned" {
+                    return Ok(vec![Value::Bits(ok as u64)]);
+                }
+                if !ok {
+                    return Err(format!("`assume_aligned` of a pointer that is not aligned to {n} bytes"));
+                }
+            }
+            "durin_store_stream_f32" => {
+                let p = ptr(0)?;
+                let v = args.get(1).cloned().unwrap_or(Value::Undef);
+                self.memory.store(&super::memory::Shape::Bits(4), &p, &v)?;
+            }
             "parallel_for" => {
                 // Sequentially, in order: one of the orders a parallel loop may take.
                 let (lo, hi) = (bits(1)? as u32 as i32, bits(2)? as u32 as i32);
