@@ -279,6 +279,7 @@ struct Resample {
     pyr_up: PyrUpFn,
     resize: ResizeFn,
     local_then: LocalThenFn,
+    pipeline3: LocalThenFn,
     literal_masks: LiteralMasksFn,
     mask_symmetry: SymmetryFn,
 }
@@ -293,6 +294,7 @@ fn with_resample(f: impl FnOnce(&Resample)) {
                 pyr_up: function(addr, "test_pyr_up"),
                 resize: function(addr, "test_resize"),
                 local_then: function(addr, "test_local_then"),
+                pipeline3: function(addr, "test_pipeline3"),
                 literal_masks: function(addr, "test_literal_masks"),
                 mask_symmetry: function(addr, "test_mask_symmetry"),
             }
@@ -1270,9 +1272,9 @@ fn pyramids_and_interpolation_match_references() {
     });
 }
 
-/// Two local operators in a row (`local_then`), fused per band and in two passes, against
-/// the two computed here one after the other (the intermediate image in `f32`, as the
-/// library keeps it), every boundary mode.
+/// Two local operators in a row (`local_then`) and three (`pipeline`), fused per band and
+/// one pass per stage, against the stages computed here one after the other (the
+/// intermediate images in `f32`, as the library keeps them), every boundary mode.
 #[test]
 fn fused_local_operators_match_references() {
     with_resample(|ops| {
@@ -1322,6 +1324,66 @@ fn fused_local_operators_match_references() {
                     &d,
                     &want,
                     &format!("local_then {mode:?} {w}x{h} schedule {sched}"),
+                )
+            })
+            .unwrap();
+
+        // Three stages (`pipeline`): each intermediate image in `f32`.
+        let case = (size(), mode(), 0i32..2)
+            .prop_flat_map(|((w, h), mode, sched)| (plane(w, h, 0), Just(mode), Just(sched)));
+        runner()
+            .run(&case, |(src, mode, sched)| {
+                let (w, h) = (src.w, src.h);
+                let m = [[1.0, 2.0, 0.5], [0.0, -1.0, 3.0], [0.25, 1.0, 2.0]];
+                let mid1 = convolve_ref(
+                    &src,
+                    1,
+                    1,
+                    |dx, dy| m[(dy + 1) as usize][(dx + 1) as usize],
+                    mode,
+                );
+                let mid1 = plane_of(w, h, mid1.into_iter().map(|v| v.0).collect());
+                let each = |f: &dyn Fn(i64, i64) -> f64| {
+                    let mut v = Vec::new();
+                    for y in 0..h as i64 {
+                        for x in 0..w as i64 {
+                            v.push(f(x, y));
+                        }
+                    }
+                    v
+                };
+                let mid2 = each(&|x, y| {
+                    let at = |dx: i64| mode.read(&mid1, x + dx, y);
+                    0.5 * at(-2) + at(1) - at(2)
+                });
+                let mid2 = plane_of(w, h, mid2);
+                let want: Vec<(f64, f64)> = each(&|x, y| {
+                    let at = |dy: i64| mode.read(&mid2, x, y + dy);
+                    let best = (-2..=2).map(at).fold(f64::NEG_INFINITY, f64::max);
+                    best - at(0) + (x + 2 * y) as f64 * 0.01
+                })
+                .into_iter()
+                .map(|v| (v, 40.0))
+                .collect();
+                let (m_, c) = mode.number();
+                let mut s = src.clone();
+                let mut d = vec![f32::NAN; w * h];
+                // SAFETY: both buffers hold w x h elements.
+                unsafe {
+                    (ops.pipeline3)(
+                        s.data.as_mut_ptr(),
+                        d.as_mut_ptr(),
+                        w as i32,
+                        h as i32,
+                        m_,
+                        c,
+                        sched,
+                    )
+                };
+                close(
+                    &d,
+                    &want,
+                    &format!("pipeline of 3 {mode:?} {w}x{h} schedule {sched}"),
                 )
             })
             .unwrap();
