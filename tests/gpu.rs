@@ -82,6 +82,7 @@ const PROGRAMS: &[&str] = &[
     "tests/gpu/conversions.art",
     "tests/gpu/aliased_pointers.art",
     "tests/gpu/streaming_store.art",
+    "tests/gpu/pipeline.art",
     "benches/gpu/copy.art",
     "benches/gpu/launch.art",
 ];
@@ -330,6 +331,15 @@ fn gpu_vector_add_equals_the_cpu() {
     require_gpu();
     // Every element of b = 2a + 1 is checked on the CPU: all 2^20 are right.
     assert_eq!(run_on_gpu("tests/gpu/vector_add.art"), "1048576\n");
+}
+
+#[test]
+#[ignore = "runs kernels on an NVIDIA GPU"]
+fn gpu_pipeline_equals_the_fused_cpu_pipeline() {
+    require_gpu();
+    // Three stages, one pass each on the GPU, fused per band on the CPU: every pixel of
+    // 517 x 389 agrees in each of the five boundary modes.
+    assert_eq!(run_on_gpu("tests/gpu/pipeline.art"), "1005565 of 1005565\n");
 }
 
 #[test]
