@@ -10,6 +10,7 @@
 //! - `emit: cuda`: the output is the program's CUDA C (`durin build --emit cuda`) after
 //!   the native pipeline (or `passes`, made native);
 //! - `target: cpu`: compile for the CPU (`--target cpu`; the default is CUDA);
+//! - `report: shm`: the report of each kernel's buffers (`--report shm`) is output too;
 //! - `exit: 1`: the command must fail (its diagnostics are then part of the output);
 //! - `check: TEXT`: `TEXT` appears in the output, after what the previous `check` matched;
 //! - `check-not: TEXT`: `TEXT` appears nowhere in the output.
@@ -21,7 +22,7 @@
 
 mod common;
 
-use durin_driver::{Emit, IrAction, Options, Session, Target};
+use durin_driver::{Emit, IrAction, Options, Report, Session, Target};
 use std::path::{Path, PathBuf};
 
 /// What a file says about itself.
@@ -30,6 +31,7 @@ struct Header {
     passes: Option<String>,
     emit_cuda: bool,
     cpu_target: bool,
+    report_shm: bool,
     exit: i32,
     checks: Vec<String>,
     check_nots: Vec<String>,
@@ -55,6 +57,7 @@ fn header(src: &str, m: &str) -> Result<Header, String> {
             "passes" => h.passes = Some(value),
             "emit" if value == "cuda" => h.emit_cuda = true,
             "target" if value == "cpu" => h.cpu_target = true,
+            "report" if value == "shm" => h.report_shm = true,
             "exit" => {
                 h.exit = value
                     .parse()
@@ -80,6 +83,7 @@ fn run(path: &Path, h: &Header) -> (i32, String) {
         } else {
             Target::Cuda
         },
+        report: h.report_shm.then_some(Report::Shm),
         ..Options::default()
     };
     let mut session = Session::new(options, &mut out, &mut err);

@@ -90,6 +90,9 @@ impl Backend {
 pub enum Report {
     /// The closures left: continuations that are neither top-level functions nor blocks.
     Closures,
+    /// For each CUDA kernel, its buffers: read-only, written, or disqualified from
+    /// shared-memory staging, and why.
+    Shm,
 }
 
 /// Every choice a compilation makes, passed straight through.

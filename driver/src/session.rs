@@ -379,11 +379,15 @@ impl<'io> Session<'io> {
             let _ = out.write_all(text.as_bytes());
         });
         let main = main.and_then(|m| cx.follow(m));
+        let kernel_buffers = cx.kernel_buffers().to_vec();
         drop(cx);
         self.sources = sources;
         let times = result.map_err(|d| self.fail(d))?;
         if self.options.report == Some(Report::Closures) {
             self.report_closures(&w);
+        }
+        if self.options.report == Some(Report::Shm) {
+            self.report_shm(&kernel_buffers);
         }
         if self.options.time_passes {
             self.say(format_args!("{:<12} {:>10} {:>10}", "pass", "ms", "defs"));
@@ -400,6 +404,38 @@ impl<'io> Session<'io> {
             main,
             device: codegen.module,
         })
+    }
+
+    /// `--report shm`: per kernel, a line for each buffer: what the kernel does with it.
+    fn report_shm(&mut self, kernels: &[durin_passes::KernelBuffers]) {
+        use durin_passes::Access;
+        if kernels.is_empty() {
+            self.say(format_args!("shm: no CUDA kernels"));
+        }
+        for k in kernels {
+            let block = match k.block {
+                Some([x, y, z]) => format!("blocks of {x}x{y}x{z}"),
+                None => "blocks of a size known at run time".to_string(),
+            };
+            let place = self.sources.place(k.loc);
+            self.say(format_args!("shm: kernel `{}` ({place}), {block}", k.name));
+            for b in &k.buffers {
+                let what = durin_passes::describe_root(&b.root);
+                let loads = match b.loads {
+                    1 => "1 load".to_string(),
+                    n => format!("{n} loads"),
+                };
+                let line = match &b.access {
+                    Access::ReadOnly => format!("read-only ({loads})"),
+                    Access::Written => format!("written at {}", self.sources.place(b.at)),
+                    Access::Disqualified(why) => {
+                        format!("disqualified: {why} (at {})", self.sources.place(b.at))
+                    }
+                    Access::Unused => "not accessed".to_string(),
+                };
+                self.say(format_args!("shm:   {what}: {line}"));
+            }
+        }
     }
 
     /// `--report closures`: one line per closure left, with its place, then a summary.

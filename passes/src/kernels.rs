@@ -9,6 +9,7 @@
 //! addresses, as `cuLaunchKernel` takes them. Under a CPU target a launch left here is an
 //! error at its place in the program.
 
+use crate::buffers::{self, holds_pointer};
 use crate::live::Live;
 use crate::pipeline::{PassContext, Pipeline, RunOptions};
 use crate::rewrite::reached_scope;
@@ -130,6 +131,12 @@ pub fn run(w: &mut World, cx: &mut PassContext<'_>) -> Result<(), Diagnostic> {
         })?;
     }
     let module = codegen.compile(&device, &kernels)?;
+    for ((k, l), name) in kernels.iter().zip(&launches).zip(&module.kernel_names) {
+        let mut found = buffers::trace(&device, k);
+        found.name = name.clone();
+        found.loc = launch_loc(w, l, sources);
+        cx.kernel_buffers.push(found);
+    }
     if module.kernel_names.len() != launches.len() {
         return Err(Diagnostic::error_at(
             None,
@@ -188,18 +195,6 @@ fn pointer_base(w: &World, mut d: Def) -> Def {
         d = w.ops(d)[0];
     }
     d
-}
-
-/// Whether values of type `t` hold a pointer inside a struct, tuple or array.
-fn holds_pointer(w: &World, t: durin_ir::Type) -> bool {
-    match w.kind(t) {
-        TypeKind::Ptr { .. } => true,
-        TypeKind::Array { elem, .. } => holds_pointer(w, *elem),
-        _ => w
-            .types()
-            .components(t)
-            .is_some_and(|cs| cs.iter().any(|&c| holds_pointer(w, c))),
-    }
 }
 
 /// For each captured value: whether it is a pointer shown unaliased by every other pointer

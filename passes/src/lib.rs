@@ -16,6 +16,7 @@
 
 #![deny(missing_docs)]
 
+mod buffers;
 mod cleanup;
 mod closure;
 mod compact;
@@ -28,6 +29,7 @@ mod pipeline;
 mod report;
 mod rewrite;
 
+pub use buffers::{describe as describe_root, Access, Buffer, KernelBuffers, Root};
 pub use closure::Stats as ClosureStats;
 pub use durin_diag::Diagnostic;
 pub use kernels::{DeviceCodegen, DeviceModule, Target, LAUNCH_FN};

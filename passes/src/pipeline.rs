@@ -1,6 +1,7 @@
 //! The pass manager: passes as values, pipelines as data, and what one run of a pipeline
 //! carries besides the world ([`PassContext`]).
 
+use crate::buffers::KernelBuffers;
 use crate::kernels::Target;
 use crate::{cleanup, closure, compact, kernels, mem2reg, outline, pe};
 use durin_diag::{Diagnostic, SourceMap};
@@ -61,6 +62,8 @@ pub struct PassContext<'a> {
     target: Target<'a>,
     sources: Option<&'a SourceMap>,
     moved: Option<Remap>,
+    /// What read-only tracing found in each kernel the `kernels` pass compiled.
+    pub(crate) kernel_buffers: Vec<KernelBuffers>,
 }
 
 impl<'a> PassContext<'a> {
@@ -72,7 +75,13 @@ impl<'a> PassContext<'a> {
             target: Target::default(),
             sources: None,
             moved: None,
+            kernel_buffers: Vec::new(),
         }
+    }
+
+    /// The buffers of each kernel compiled so far (read-only tracing, for `--report shm`).
+    pub fn kernel_buffers(&self) -> &[KernelBuffers] {
+        &self.kernel_buffers
     }
 
     /// The same context with kernel launches going to `target`.
