@@ -426,7 +426,10 @@ impl<'io> Session<'io> {
                     n => format!("{n} loads"),
                 };
                 let line = match &b.access {
-                    Access::ReadOnly => format!("read-only ({loads})"),
+                    Access::ReadOnly => {
+                        let fp = b.footprint.as_ref().map(|f| footprint_text(f, k.block));
+                        format!("read-only ({loads}); {}", fp.unwrap_or_default())
+                    }
                     Access::Written => format!("written at {}", self.sources.place(b.at)),
                     Access::Disqualified(why) => {
                         format!("disqualified: {why} (at {})", self.sources.place(b.at))
@@ -496,5 +499,35 @@ fn same_file(a: &Path, b: &Path) -> bool {
     match (a.canonicalize(), b.canonicalize()) {
         (Ok(x), Ok(y)) => x == y,
         _ => false,
+    }
+}
+
+/// A buffer's footprint for `--report shm`, with the tile a block of `block` threads reads.
+fn footprint_text(f: &durin_passes::Footprint, block: Option<[u32; 3]>) -> String {
+    use durin_passes::Footprint;
+    match f {
+        Footprint::Box { dx, dy, rows, edge } => {
+            let down = if *rows {
+                " (rows a run-time pitch apart)"
+            } else {
+                ""
+            };
+            let mut s = format!(
+                "footprint: columns {:+} to {:+}, rows {:+} to {:+}{down} of each thread's pixel",
+                dx.0, dx.1, dy.0, dy.1
+            );
+            if let Some([bx, by, _]) = block {
+                let (tw, th) = (bx as i64 + dx.1 - dx.0, by as i64 + dy.1 - dy.0);
+                s.push_str(&format!("; tile {tw}x{th} elements per block"));
+            }
+            if *edge {
+                s.push_str("; outside the image, the boundary handler's reads");
+            }
+            s
+        }
+        Footprint::ThreadIndependent => {
+            "footprint: the same elements for every thread (a mask)".to_string()
+        }
+        Footprint::NotAffine(why) => format!("footprint: not affine ({why})"),
     }
 }

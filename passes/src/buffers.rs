@@ -17,11 +17,12 @@
 //! - a store through a pointer of unknown origin (loaded from memory, returned by a call)
 //!   may write anything: every read-only root is disqualified;
 //! - a read-only root that may alias a written one is disqualified, unless the launch shows
-//!   it unaliased (its own allocation, `Kernel::restrict`).
+//!   it unaliased (`Kernel::restrict`) or shows the two in different allocations.
 //!
 //! The analysis is flow-insensitive and context-insensitive: it never calls a written
 //! buffer read-only, and may call a read-only buffer disqualified.
 
+use crate::footprint::{footprint, Footprint, HostSide, Indices};
 use durin_diag::Span;
 use durin_ir::{Def, Kernel, Node, TypeKind, World};
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -60,6 +61,8 @@ pub struct Buffer {
     pub at: Option<Span>,
     /// How many loads through it the kernel's code has.
     pub loads: usize,
+    /// What a block reads of it (read-only buffers).
+    pub footprint: Option<Footprint>,
 }
 
 /// The buffers of one kernel.
@@ -274,8 +277,16 @@ pub(crate) fn holds_pointer(w: &World, t: durin_ir::Type) -> bool {
     }
 }
 
-/// The buffers of kernel `k` of the device world `w` (after the device pipeline).
-pub fn trace(w: &World, k: &Kernel) -> KernelBuffers {
+/// The buffers of kernel `k` of the device world `w` (after the device pipeline); `bases`
+/// numbers the allocation each value parameter points into, where the launch shows it
+/// (parameters with different numbers do not alias); `host` is the launch's side, whose
+/// arithmetic on the values it passes the footprints see through.
+pub(crate) fn trace(
+    w: &World,
+    k: &Kernel,
+    bases: &[Option<usize>],
+    host: HostSide,
+) -> KernelBuffers {
     let mut t = Tracer::new(w, k.def);
     t.collect();
     t.propagate();
@@ -299,17 +310,20 @@ pub fn trace(w: &World, k: &Kernel) -> KernelBuffers {
                     access: Access::Unused,
                     at: None,
                     loads: 0,
+                    footprint: None,
                 },
             );
         }
     }
     let roots_of = |d: Def| t.roots.get(&d).cloned().unwrap_or_default();
+    let mut load_defs: FxHashMap<Root, Vec<Def>> = FxHashMap::default();
     let mark = |buffers: &mut FxHashMap<Root, Buffer>, r: &Root, a: Access, at: Option<Span>| {
         let b = buffers.entry(r.clone()).or_insert_with(|| Buffer {
             root: r.clone(),
             access: Access::Unused,
             at: None,
             loads: 0,
+            footprint: None,
         });
         // Disqualified beats written beats read-only.
         let rank = |a: &Access| match a {
@@ -332,6 +346,7 @@ pub fn trace(w: &World, k: &Kernel) -> KernelBuffers {
                     if let Some(b) = buffers.get_mut(&r) {
                         b.loads += 1;
                     }
+                    load_defs.entry(r).or_default().push(d);
                 }
             }
             Node::Store => {
@@ -413,15 +428,26 @@ pub fn trace(w: &World, k: &Kernel) -> KernelBuffers {
         let shown =
             b.root.path.is_empty() && k.restrict.get(b.root.param).copied().unwrap_or(false);
         if b.access == Access::ReadOnly && !shown {
-            if let Some(other) = written
-                .iter()
-                .find(|r| r.param != b.root.param || r.path != b.root.path)
-            {
+            let base = |r: &Root| match r.path.is_empty() {
+                true => bases.get(r.param).copied().flatten(),
+                false => None,
+            };
+            let distinct =
+                |r: &Root| matches!((base(&b.root), base(r)), (Some(x), Some(y)) if x != y);
+            if let Some(other) = written.iter().find(|r| !distinct(r)) {
                 b.access = Access::Disqualified(format!(
                     "may alias the written {} (not shown to come from an allocation of its own)",
                     describe(other)
                 ));
             }
+        }
+    }
+    // What a block reads of each read-only buffer.
+    let mut ix = Indices::new(w, k.def, k.block, &t.conts, t.incoming.clone(), host);
+    for b in &mut buffers {
+        if b.access == Access::ReadOnly {
+            let loads = load_defs.get(&b.root).map(Vec::as_slice).unwrap_or(&[]);
+            b.footprint = Some(footprint(&mut ix, loads));
         }
     }
     KernelBuffers {

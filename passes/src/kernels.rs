@@ -132,7 +132,8 @@ pub fn run(w: &mut World, cx: &mut PassContext<'_>) -> Result<(), Diagnostic> {
     }
     let module = codegen.compile(&device, &kernels)?;
     for ((k, l), name) in kernels.iter().zip(&launches).zip(&module.kernel_names) {
-        let mut found = buffers::trace(&device, k);
+        let bases = allocation_ids(w, l, &allocated);
+        let mut found = buffers::trace(&device, k, &bases, Some((w, &l.captured)));
         found.name = name.clone();
         found.loc = launch_loc(w, l, sources);
         cx.kernel_buffers.push(found);
@@ -217,6 +218,33 @@ fn restrict_flags(w: &World, l: &Launch, allocated: &std::collections::HashSet<D
         }
     }
     l.captured.iter().map(|&c| is_ptr(c)).collect()
+}
+
+/// For each captured value: the allocation it points into, numbered in the order met, when
+/// it is a pointer into an allocation of the program's own (two pointers with different
+/// numbers cannot alias).
+fn allocation_ids(
+    w: &World,
+    l: &Launch,
+    allocated: &std::collections::HashSet<Def>,
+) -> Vec<Option<usize>> {
+    let mut bases: Vec<Def> = Vec::new();
+    l.captured
+        .iter()
+        .map(|&c| {
+            if !matches!(w.kind(w.type_of(c)), TypeKind::Ptr { .. }) {
+                return None;
+            }
+            let b = pointer_base(w, c);
+            if !allocated.contains(&b) {
+                return None;
+            }
+            Some(bases.iter().position(|&x| x == b).unwrap_or_else(|| {
+                bases.push(b);
+                bases.len() - 1
+            }))
+        })
+        .collect()
 }
 
 /// A constant NUL-terminated string, as a `ptr([u8])`.

@@ -20,6 +20,7 @@ mod buffers;
 mod cleanup;
 mod closure;
 mod compact;
+mod footprint;
 mod kernels;
 mod live;
 mod mem2reg;
@@ -32,6 +33,7 @@ mod rewrite;
 pub use buffers::{describe as describe_root, Access, Buffer, KernelBuffers, Root};
 pub use closure::Stats as ClosureStats;
 pub use durin_diag::Diagnostic;
+pub use footprint::Footprint;
 pub use kernels::{DeviceCodegen, DeviceModule, Target, LAUNCH_FN};
 pub use pipeline::{
     passes, Config, Pass, PassContext, PassTime, Pipeline, PrintAfter, Remap, RunOptions,

@@ -1,0 +1,479 @@
+//! Footprints of a kernel's read-only buffers: each load's element index as an affine
+//! function of the thread and block indices, with coefficients that are constants or
+//! values the same for every thread (kernel parameters such as a row pitch), and from those
+//! the box of offsets around each thread's pixel that a block reads.
+//!
+//! An index is a set of *candidates*, one per way a `select` may go (the boundary
+//! handlers' `min`, `max` and mirrors are selects): the value is one of them. A candidate
+//! is a polynomial over *atoms*: `threadIdx` and `blockIdx` components (thread-dependent)
+//! and uniform values (a parameter, or any def that depends on no thread index); a
+//! monomial with two thread-dependent atoms makes it non-affine. `blockDim` is the launch's
+//! constant block shape where the launch has one.
+//!
+//! The buffer's *pixel* is the thread part common to the candidates whose x coefficient
+//! (`threadIdx.x`) is +1: `bid.x * bx + tid.x` across and the same times a row stride
+//! down. A candidate with that thread part is the pixel plus a constant offset across and a
+//! constant number of rows down; one without it (an edge pixel, a reflection) is what the
+//! boundary handler reads outside the image, which staging would load through the handler.
+
+use durin_ir::{ArithOp, Def, Node, TypeKind, World};
+use rustc_hash::FxHashMap;
+use std::collections::BTreeMap;
+
+/// A factor of a monomial.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+enum Atom {
+    /// `threadIdx` x, y, z.
+    Tid(u8),
+    /// `blockIdx` x, y, z.
+    Bid(u8),
+    /// A value that is the same for every thread.
+    Uniform(Def),
+    /// A value of the host's world that the launch computes the kernel's parameters from.
+    Host(Def),
+}
+
+impl Atom {
+    fn of_thread(self) -> bool {
+        !matches!(self, Atom::Uniform(_) | Atom::Host(_))
+    }
+}
+
+/// A polynomial: monomials (sorted atoms) with integer coefficients.
+type Poly = BTreeMap<Vec<Atom>, i64>;
+
+/// Most candidates an index may have.
+const MAX_CANDIDATES: usize = 64;
+
+fn constant(c: i64) -> Poly {
+    let mut p = Poly::new();
+    if c != 0 {
+        p.insert(Vec::new(), c);
+    }
+    p
+}
+
+fn atom(a: Atom) -> Poly {
+    let mut p = Poly::new();
+    p.insert(vec![a], 1);
+    p
+}
+
+fn add(a: &Poly, b: &Poly, sign: i64) -> Poly {
+    let mut out = a.clone();
+    for (m, &c) in b {
+        let e = out.entry(m.clone()).or_insert(0);
+        *e = e.wrapping_add(sign.wrapping_mul(c));
+        if *e == 0 {
+            out.remove(m);
+        }
+    }
+    out
+}
+
+fn mul(a: &Poly, b: &Poly) -> Result<Poly, String> {
+    let mut out = Poly::new();
+    for (ma, &ca) in a {
+        for (mb, &cb) in b {
+            let mut m: Vec<Atom> = ma.iter().chain(mb).copied().collect();
+            if m.iter().filter(|a| a.of_thread()).count() > 1 {
+                return Err("a product of two thread indices".into());
+            }
+            m.sort();
+            let e = out.entry(m.clone()).or_insert(0);
+            *e = e.wrapping_add(ca.wrapping_mul(cb));
+            if *e == 0 {
+                out.remove(&m);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The index analysis of one kernel.
+pub(crate) struct Indices<'w> {
+    w: &'w World,
+    kernel: Def,
+    block: Option<[u32; 3]>,
+    /// The thread-index atom each return-point parameter holds (`threadIdx.x` ...).
+    specials: FxHashMap<Def, Atom>,
+    /// `blockDim` components: return-point parameters and the component.
+    dims: FxHashMap<Def, u8>,
+    /// The values passed to each block parameter.
+    incoming: FxHashMap<Def, Vec<Def>>,
+    memo: FxHashMap<Def, Result<Vec<Poly>, String>>,
+    thread_memo: FxHashMap<Def, bool>,
+    /// The integer value parameters as the launch computes them (`pitch + 1`, hoisted out
+    /// of the kernel), polynomials over host values, so that such parameters compare.
+    derived: FxHashMap<Def, Poly>,
+}
+
+/// The host's side of a launch: its world and the values it passes to the kernel's value
+/// parameters, in order.
+pub(crate) type HostSide<'h> = Option<(&'h World, &'h [Def])>;
+
+/// `h`, an integer the host computes, as a polynomial over the host's values that are not
+/// arithmetic (parameters, loads, calls' results), when it is one.
+fn expand(host: &World, h: Def, depth: u32) -> Option<Poly> {
+    if depth > 32 || !matches!(host.kind(host.type_of(h)), TypeKind::Int { .. }) {
+        return None;
+    }
+    let ops = host.ops(h);
+    let sub = |x: Def| expand(host, x, depth + 1);
+    Some(match host.node(h) {
+        Node::Lit(v) => constant(sign_extend(host, h, v)),
+        Node::Arith(ArithOp::Add) => add(&sub(ops[0])?, &sub(ops[1])?, 1),
+        Node::Arith(ArithOp::Sub) => add(&sub(ops[0])?, &sub(ops[1])?, -1),
+        Node::Arith(ArithOp::Mul) => mul(&sub(ops[0])?, &sub(ops[1])?).ok()?,
+        Node::Conv if matches!(host.kind(host.type_of(ops[0])), TypeKind::Int { .. }) => {
+            sub(ops[0])?
+        }
+        _ => atom(Atom::Host(h)),
+    })
+}
+
+impl<'w> Indices<'w> {
+    /// The analysis of `kernel`, whose continuations are `conts` and whose block
+    /// parameters receive the values `incoming`.
+    pub(crate) fn new(
+        w: &'w World,
+        kernel: Def,
+        block: Option<[u32; 3]>,
+        conts: &[Def],
+        incoming: FxHashMap<Def, Vec<Def>>,
+        host: HostSide,
+    ) -> Indices<'w> {
+        let mut derived = FxHashMap::default();
+        if let Some((hw, captured)) = host {
+            for (i, &h) in captured.iter().enumerate() {
+                if let (Some(p), Some(poly)) = (w.param_if_built(kernel, i + 1), expand(hw, h, 0)) {
+                    derived.insert(p, poly);
+                }
+            }
+        }
+        let mut specials = FxHashMap::default();
+        let mut dims = FxHashMap::default();
+        for &k in conts {
+            let Some((callee, args)) = w.body(k) else {
+                continue;
+            };
+            let is_import = w.node(callee) == Node::Cont && w.body(callee).is_none();
+            let (Some(name), true, Some(&ret)) = (w.name(callee), is_import, args.last()) else {
+                continue;
+            };
+            let Some((var, comp)) = name.split_once('.') else {
+                continue;
+            };
+            let c = match comp {
+                "x" => 0,
+                "y" => 1,
+                "z" => 2,
+                _ => continue,
+            };
+            let Some(p) = w.param_if_built(ret, 1) else {
+                continue;
+            };
+            match var {
+                "threadIdx" => {
+                    specials.insert(p, Atom::Tid(c));
+                }
+                "blockIdx" => {
+                    specials.insert(p, Atom::Bid(c));
+                }
+                "blockDim" => {
+                    dims.insert(p, c);
+                }
+                _ => {}
+            }
+        }
+        Indices {
+            w,
+            kernel,
+            block,
+            specials,
+            dims,
+            incoming,
+            memo: FxHashMap::default(),
+            thread_memo: FxHashMap::default(),
+            derived,
+        }
+    }
+
+    /// Whether `d` may differ between threads.
+    fn depends_on_thread(&mut self, d: Def) -> bool {
+        if let Some(&b) = self.thread_memo.get(&d) {
+            return b;
+        }
+        // Assumed not while it is being decided (a loop through block parameters).
+        self.thread_memo.insert(d, false);
+        let w = self.w;
+        let b = match w.node(d) {
+            Node::Param(_) if self.specials.contains_key(&d) => true,
+            Node::Param(_) if w.ops(d)[0] == self.kernel => false,
+            Node::Param(_) => match self.incoming.get(&d).cloned() {
+                Some(args) => args.into_iter().any(|a| self.depends_on_thread(a)),
+                // A result of a call: taken as thread-dependent.
+                None => true,
+            },
+            Node::Cont | Node::Lit(_) | Node::Global { .. } => false,
+            // Memory may hold anything.
+            Node::Load => true,
+            _ => w
+                .ops(d)
+                .to_vec()
+                .into_iter()
+                .any(|o| self.depends_on_thread(o)),
+        };
+        self.thread_memo.insert(d, b);
+        b
+    }
+
+    /// The candidates of the integer `d`.
+    fn candidates(&mut self, d: Def) -> Result<Vec<Poly>, String> {
+        if let Some(r) = self.memo.get(&d) {
+            return r.clone();
+        }
+        // A loop through block parameters: not affine.
+        self.memo
+            .insert(d, Err("a value that changes around a loop".into()));
+        let r = self.compute(d);
+        let r = match r {
+            Ok(c) if c.len() > MAX_CANDIDATES => Err("too many ways through selects".into()),
+            r => r,
+        };
+        self.memo.insert(d, r.clone());
+        r
+    }
+
+    fn compute(&mut self, d: Def) -> Result<Vec<Poly>, String> {
+        let w = self.w;
+        if let Some(&a) = self.specials.get(&d) {
+            return Ok(vec![atom(a)]);
+        }
+        if let (Some(&c), Some(b)) = (self.dims.get(&d), self.block) {
+            return Ok(vec![constant(b[c as usize] as i64)]);
+        }
+        let uniform = !self.depends_on_thread(d);
+        let arith = matches!(
+            w.node(d),
+            Node::Arith(ArithOp::Add | ArithOp::Sub | ArithOp::Mul | ArithOp::Shl)
+        ) || (w.node(d) == Node::Conv && is_int(w, d) && is_int(w, w.ops(d)[0]));
+        match w.node(d) {
+            Node::Lit(v) => return Ok(vec![constant(sign_extend(w, d, v))]),
+            _ if self.derived.contains_key(&d) => return Ok(vec![self.derived[&d].clone()]),
+            // Uniform arithmetic is taken apart, so that `dy * pitch` is dy times `pitch`;
+            // any other uniform value is an atom of its own.
+            _ if uniform && !arith => return Ok(vec![atom(Atom::Uniform(d))]),
+            _ => {}
+        }
+        let ops = w.ops(d).to_vec();
+        let both = |s: &mut Self, f: &dyn Fn(&Poly, &Poly) -> Result<Poly, String>| {
+            let (a, b) = (s.candidates(ops[0])?, s.candidates(ops[1])?);
+            let mut out = Vec::new();
+            for x in &a {
+                for y in &b {
+                    out.push(f(x, y)?);
+                    if out.len() > MAX_CANDIDATES {
+                        return Err("too many ways through selects".to_string());
+                    }
+                }
+            }
+            Ok(out)
+        };
+        match w.node(d) {
+            Node::Arith(ArithOp::Add) => both(self, &|a, b| Ok(add(a, b, 1))),
+            Node::Arith(ArithOp::Sub) => both(self, &|a, b| Ok(add(a, b, -1))),
+            Node::Arith(ArithOp::Mul) => both(self, &mul),
+            Node::Arith(ArithOp::Shl) => match w.lit_bits(ops[1]) {
+                Some(k) if k < 32 => {
+                    let a = self.candidates(ops[0])?;
+                    a.iter().map(|p| mul(p, &constant(1i64 << k))).collect()
+                }
+                _ => Err("a shift by a number not known at compile time".into()),
+            },
+            Node::Conv if is_int(w, d) && is_int(w, ops[0]) => self.candidates(ops[0]),
+            Node::Select => {
+                let mut out = self.candidates(ops[1])?;
+                for c in self.candidates(ops[2])? {
+                    if !out.contains(&c) {
+                        out.push(c);
+                    }
+                }
+                Ok(out)
+            }
+            Node::Param(_) => {
+                let args = self.incoming.get(&d).cloned().unwrap_or_default();
+                if args.is_empty() {
+                    return Err("the result of a call".into());
+                }
+                let mut out: Vec<Poly> = Vec::new();
+                for a in args {
+                    for c in self.candidates(a)? {
+                        if !out.contains(&c) {
+                            out.push(c);
+                        }
+                    }
+                }
+                Ok(out)
+            }
+            Node::Load => Err("a value loaded from memory".into()),
+            n => Err(format!("`{}` of a thread index", n.name())),
+        }
+    }
+}
+
+fn is_int(w: &World, d: Def) -> bool {
+    matches!(w.kind(w.type_of(d)), TypeKind::Int { .. })
+}
+
+/// The literal `v` of `d`'s type as a signed number.
+fn sign_extend(w: &World, d: Def, v: u64) -> i64 {
+    match w.kind(w.type_of(d)) {
+        TypeKind::Int { bits, signed: true } if *bits < 64 => {
+            let s = 64 - *bits as u32;
+            ((v << s) as i64) >> s
+        }
+        _ => v as i64,
+    }
+}
+
+/// What a block reads of a buffer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Footprint {
+    /// Offsets around each thread's pixel: columns `dx.0..=dx.1`, rows `dy.0..=dy.1` (rows
+    /// `stride` elements apart, a uniform value; `None` where every read is in the
+    /// thread's row); `edge`: some reads are the boundary handler's (outside the image).
+    Box {
+        /// Smallest and largest column offset.
+        dx: (i64, i64),
+        /// Smallest and largest row offset.
+        dy: (i64, i64),
+        /// Whether the row stride is a value known only at run time.
+        rows: bool,
+        /// Whether the boundary handler reads other elements (edges, reflections).
+        edge: bool,
+    },
+    /// The index depends on no thread: every thread reads the same elements (a mask).
+    ThreadIndependent,
+    /// Not affine: why.
+    NotAffine(String),
+}
+
+/// The footprint of the loads `loads` (each `load(mem, ptr)`) through one buffer.
+pub(crate) fn footprint(ix: &mut Indices, loads: &[Def]) -> Footprint {
+    let w = ix.w;
+    let mut all: Vec<Poly> = Vec::new();
+    for &l in loads {
+        // The element index: the sum of the `lea` indices down to the buffer.
+        let mut p = w.ops(l)[1];
+        let mut index: Vec<Poly> = vec![Poly::new()];
+        loop {
+            match w.node(p) {
+                Node::Lea => {
+                    let base = w.ops(p)[0];
+                    if !matches!(w.kind(w.type_of(base)), TypeKind::Ptr { .. }) {
+                        break;
+                    }
+                    let c = match ix.candidates(w.ops(p)[1]) {
+                        Ok(c) => c,
+                        Err(why) => return Footprint::NotAffine(why),
+                    };
+                    let mut next = Vec::new();
+                    for a in &index {
+                        for b in &c {
+                            next.push(add(a, b, 1));
+                        }
+                    }
+                    if next.len() > MAX_CANDIDATES {
+                        return Footprint::NotAffine("too many ways through selects".into());
+                    }
+                    index = next;
+                    p = base;
+                }
+                Node::Bitcast => p = w.ops(p)[0],
+                Node::Extract => break,
+                Node::Param(_) if w.ops(p)[0] == ix.kernel => break,
+                _ => return Footprint::NotAffine("a pointer chosen at run time".into()),
+            }
+        }
+        for c in index {
+            if !all.contains(&c) {
+                all.push(c);
+            }
+        }
+    }
+    let thread_part = |p: &Poly| -> Poly {
+        p.iter()
+            .filter(|(m, _)| m.iter().any(|a| a.of_thread()))
+            .map(|(m, &c)| (m.clone(), c))
+            .collect()
+    };
+    if all.iter().all(|p| thread_part(p).is_empty()) {
+        return Footprint::ThreadIndependent;
+    }
+    // The pixel: the thread part of the candidates with threadIdx.x at +1.
+    let pixel = all
+        .iter()
+        .map(thread_part)
+        .find(|t| t.get(&vec![Atom::Tid(0)]) == Some(&1));
+    let Some(pixel) = pixel else {
+        return Footprint::NotAffine("no read is at the thread's own column".into());
+    };
+    // The row stride: the uniform factor of threadIdx.y's monomial, if any; where it is a
+    // constant (a literal pitch), its coefficient.
+    let stride: Option<Vec<Atom>> = pixel.keys().find_map(|m| {
+        m.contains(&Atom::Tid(1))
+            .then(|| m.iter().copied().filter(|&a| a != Atom::Tid(1)).collect())
+    });
+    // The coefficient of threadIdx.y: a row is that many times the stride.
+    let per_row = pixel
+        .iter()
+        .find(|(m, _)| m.contains(&Atom::Tid(1)))
+        .map_or(1, |(_, &c)| c);
+    let literal_pitch = match &stride {
+        Some(m) if m.is_empty() => pixel.get(&vec![Atom::Tid(1)]).copied().filter(|&p| p > 1),
+        _ => None,
+    };
+    let (mut dx, mut dy) = ((i64::MAX, i64::MIN), (i64::MAX, i64::MIN));
+    let mut edge = false;
+    for p in &all {
+        if thread_part(p) != pixel {
+            edge = true;
+            continue;
+        }
+        let rest: Vec<(&Vec<Atom>, &i64)> = p
+            .iter()
+            .filter(|(m, _)| !m.iter().any(|a| a.of_thread()))
+            .collect();
+        let (mut x, mut y) = (0i64, 0i64);
+        for (m, &c) in rest {
+            if m.is_empty() {
+                x = c;
+            } else if stride.as_ref() == Some(m) && per_row != 0 && c % per_row == 0 {
+                y = c / per_row;
+            } else {
+                return Footprint::NotAffine(
+                    "an offset that is not a constant number of elements and rows".into(),
+                );
+            }
+        }
+        // A literal pitch is folded into the constant: rows of it, and the rest across
+        // (nearest row: columns within half a row of the pixel).
+        if let Some(p) = literal_pitch {
+            y = x.div_euclid(p);
+            x = x.rem_euclid(p);
+            if 2 * x > p {
+                x -= p;
+                y += 1;
+            }
+        }
+        dx = (dx.0.min(x), dx.1.max(x));
+        dy = (dy.0.min(y), dy.1.max(y));
+    }
+    Footprint::Box {
+        dx,
+        dy,
+        rows: stride.as_ref().is_some_and(|m| !m.is_empty()),
+        edge,
+    }
+}
