@@ -69,7 +69,9 @@ struct CompileArgs {
     checks: Checks,
     /// After the passes, list to standard error what is left of a kind: `closures`
     /// (continuations that are neither top-level functions nor basic blocks, with where
-    /// they come from and why).
+    /// they come from and why), or `shm` (for each CUDA kernel, which buffers it only
+    /// reads, with what a block reads of them, and which it writes or cannot be shown to
+    /// only read, and why).
     #[arg(long, value_name = "WHAT", value_enum)]
     report: Option<Report>,
 }
