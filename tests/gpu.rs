@@ -176,12 +176,48 @@ fn a_program_without_kernels_has_no_cuda_code() {
     assert!(err.contains("launches no GPU kernel"), "{err}");
 }
 
+/// The interpreter runs CUDA kernels as a GPU would in the semantics that matter (blocks,
+/// the threads of a block interleaved at `__syncthreads`, shared memory per block,
+/// atomics): the GPU programs print what they print on the H100 (the same expected
+/// outputs as the GPU tests below, which run where there is a GPU).
 #[test]
-fn the_interpreter_runs_no_kernels() {
-    let out = durin(&["run", "--backend", "interp", "tests/gpu/vector_add.art"]);
+fn the_interpreter_runs_cuda_kernels() {
+    let sum = (0..1i32 << 20)
+        .map(|i| i.wrapping_mul(7919) % 1001 - 500)
+        .fold(0i32, i32::wrapping_add);
+    let cases = [
+        ("tests/gpu/vector_add.art", "1048576\n".to_string()),
+        ("tests/gpu/streaming_store.art", "1048576\n".to_string()),
+        ("tests/gpu/reverse_block.art", "1024\n".to_string()),
+        ("tests/gpu/aliased_pointers.art", "1024\n".to_string()),
+        (
+            "tests/gpu/reduce_atomic.art",
+            format!("gpu {sum} cpu {sum} equal\n"),
+        ),
+    ];
+    for (p, want) in cases {
+        let out = durin(&["run", "--backend", "interp", "--target", "cuda", p]);
+        assert_eq!(ok(&out, p), want, "{p}");
+    }
+}
+
+/// A kernel's error in the interpreter names the block and the thread.
+#[test]
+fn a_kernel_error_in_the_interpreter_names_the_block_and_thread() {
+    let out = durin(&[
+        "run",
+        "--backend",
+        "interp",
+        "--target",
+        "cuda",
+        "tests/gpu/out_of_bounds.art",
+    ]);
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success());
-    assert!(err.contains("the interpreter runs no kernels"), "{err}");
+    assert_eq!(out.status.code(), Some(101), "{err}");
+    assert!(
+        err.contains("in a CUDA kernel, block (3, 0, 0), thread (63, 0, 0)"),
+        "{err}"
+    );
 }
 
 /// The tests that run kernels are `#[ignore]`d, so that a machine without a GPU counts

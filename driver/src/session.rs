@@ -101,7 +101,7 @@ impl<'io> Session<'io> {
         match self.options.target {
             Target::Cuda => None,
             Target::Cpu => Some("the target is the CPU (`--target cpu`)"),
-            Target::Auto if interp => Some("the interpreter runs no kernels (`--backend interp` maps `accelerator(dev)` to the CPU)"),
+            Target::Auto if interp => Some("`--backend interp` maps `accelerator(dev)` to the CPU unless the target is CUDA (`--target cuda` runs the kernels in the interpreter)"),
             Target::Auto if purpose == Purpose::Run && !durin_runtime::cuda::driver_present() => {
                 Some(durin_runtime::cuda::NO_DRIVER)
             }

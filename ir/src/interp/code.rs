@@ -26,7 +26,8 @@ use std::rc::Rc;
 /// What a step computes.
 pub(super) enum Op {
     Undef,
-    Launch,
+    /// The kernel-launch intrinsic (this def): a continuation value the interpreter runs.
+    Launch(Def),
     /// A closure of `cont` over these frames of the running environment.
     Closure {
         cont: Def,
@@ -442,7 +443,7 @@ impl Compiler<'_> {
         let ops = w.ops(d);
         match w.node(d) {
             Node::Lit(_) | Node::Bottom | Node::Param(_) => Op::Undef,
-            Node::Launch => Op::Launch,
+            Node::Launch => Op::Launch(d),
             Node::Cont => Op::Closure {
                 cont: d,
                 capture: capture(d),

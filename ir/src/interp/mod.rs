@@ -252,6 +252,18 @@ struct Interp<'w, 'o> {
     /// Where a kernel thread that reached the barrier goes on: set by the barrier, taken by
     /// the launch, which runs the block's other threads first.
     suspended: Option<Value>,
+    /// The CUDA thread being run (`threadIdx` and the rest), in a CUDA kernel.
+    cuda: Option<CudaThread>,
+}
+
+/// The indices a CUDA kernel's thread reads: its thread and block index, the block and
+/// grid sizes (in threads and in blocks).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct CudaThread {
+    pub(super) tid: [i32; 3],
+    pub(super) bid: [i32; 3],
+    pub(super) block: [i32; 3],
+    pub(super) grid: [i32; 3],
 }
 
 /// The block of a CPU kernel the interpreter runs: its shared memory, in the order the
@@ -306,6 +318,7 @@ impl<'w, 'o> Interp<'w, 'o> {
             rng: 0x853c_49e6_748f_ea9b,
             block: None,
             suspended: None,
+            cuda: None,
         }
     }
 }
@@ -534,16 +547,22 @@ impl Interp<'_, '_> {
             let Some(code) = prog.codes.get(k) else {
                 // A kernel thread at the barrier: the launch goes on with the block's other
                 // threads and resumes this one at the barrier's return point.
-                if self.block.is_some() && self.w.name(k) == Some("durin_cpu_barrier") {
+                if self.block.is_some()
+                    && matches!(self.w.name(k), Some("durin_cpu_barrier" | "__syncthreads"))
+                {
                     self.suspended = Some(args.last().cloned().unwrap_or(Value::Undef));
                     return Ok(Vec::new());
                 }
                 // An import's error is placed at the call (the calling block's place), when
                 // the program has places.
                 let w = self.w;
-                let (ret, results) = self
-                    .import(k, &args)
-                    .map_err(|(d, m)| (if w.loc(caller).is_some() { caller } else { d }, m))?;
+                let (ret, results) = if w.node(k) == Node::Launch {
+                    self.cuda_launch(&args, caller)
+                        .map_err(|m| (if w.loc(caller).is_some() { caller } else { k }, m))?
+                } else {
+                    self.import(k, &args)
+                        .map_err(|(d, m)| (if w.loc(caller).is_some() { caller } else { d }, m))?
+                };
                 target = Target::Value(ret);
                 args = results;
                 continue;
@@ -747,9 +766,10 @@ impl Interp<'_, '_> {
         let op = |i: usize| value_at(code, regs, env, own, st.ops[i]);
         Ok(match &st.op {
             Op::Undef => Value::Undef,
-            Op::Launch => {
-                return Err("a GPU kernel launch: the interpreter runs no kernels (run the program natively, or use a CPU mapping)".into())
-            }
+            Op::Launch(d) => Value::Closure(Rc::new(Closure {
+                cont: *d,
+                env: Env::default(),
+            })),
             Op::Closure { cont, capture } => Value::Closure(Rc::new(Closure {
                 cont: *cont,
                 env: Env::capture(capture, |i| frame_at(env, own, i).clone()),
@@ -803,7 +823,11 @@ impl Interp<'_, '_> {
                 *slot = op(2).clone();
                 Value::Agg(agg)
             }
-            Op::LeaElem { elem, bits: b, signed } => {
+            Op::LeaElem {
+                elem,
+                bits: b,
+                signed,
+            } => {
                 let p = pointer(op(0))?;
                 let raw = bits(op(1))?;
                 let i = if *signed {
@@ -834,7 +858,12 @@ impl Interp<'_, '_> {
                 let p = self.memory.alloc(*size, true, BlockState::Fixed)?;
                 Value::Agg(Rc::new(vec![m, Value::Ptr(p)]))
             }
-            Op::Alloc { elem, bits: b, signed, shared } => {
+            Op::Alloc {
+                elem,
+                bits: b,
+                signed,
+                shared,
+            } => {
                 let m = self.consume_mem(op(0))?;
                 // Shared memory in a CPU kernel: the block's k-th reservation.
                 if let (true, Some(block)) = (*shared, self.block.as_mut()) {
@@ -846,7 +875,11 @@ impl Interp<'_, '_> {
                     }
                 }
                 let raw = bits(op(1))?;
-                let n = if *signed { semantics::sext(*b, raw) } else { raw as i64 };
+                let n = if *signed {
+                    semantics::sext(*b, raw)
+                } else {
+                    raw as i64
+                };
                 if n < 0 {
                     return Err(format!("allocation of {n} elements"));
                 }

@@ -1,8 +1,9 @@
 //! The runtime functions the interpreter provides, as AnyDSL's runtime does natively.
 
-use super::memory::{BlockState, Pointer};
+use super::memory::{BlockState, Pointer, Shape};
 use super::{Interp, Target, Value};
 use crate::def::Def;
+use crate::types::TypeKind;
 
 impl Interp<'_, '_> {
     /// The runtime functions a program may import, as AnyDSL's runtime provides them.
@@ -20,6 +21,9 @@ impl Interp<'_, '_> {
             Some(Value::Ptr(p)) => Ok(p.clone()),
             _ => Err(format!("`{name}` expects a pointer as argument {i}")),
         };
+        if let Some(r) = self.device_import(name, args, at) {
+            return r;
+        }
         // AnyDSL's runtime names its C functions `anydsl_*`.
         let short = name.strip_prefix("anydsl_").unwrap_or(name);
         if let Some(r) = math(short, args) {
@@ -42,7 +46,7 @@ impl Interp<'_, '_> {
                 let bytes = self.memory.c_string(&ptr(0)?)?;
                 self.out.extend_from_slice(&bytes);
             }
-            "print_flush" | "durin_vectorize_hint" | "durin_store_fence" => {}
+            "print_flush" | "durin_vectorize_hint" | "durin_store_fence" | "synchronize" => {}
             // Allocations start at a multiple of 64 bytes, as the native runtime's do.
             "durin_aligned" | "durin_assume_aligned" => {
                 let (p, n) = (ptr(0)?, bits(1)?);
@@ -94,7 +98,7 @@ impl Interp<'_, '_> {
                         .map(|t| [corner[0] + t % b.0, corner[1] + t / b.0 % b.1, corner[2] + t / (b.0 * b.1)])
                         .filter(|p| p[0] < g.0 && p[1] < g.1 && p[2] < g.2)
                         .collect();
-                    r = self.run_block(&body, &threads, at);
+                    r = self.run_block(&body, &threads, None, at);
                     if r.is_err() {
                         break;
                     }
@@ -145,10 +149,18 @@ impl Interp<'_, '_> {
         Ok(Vec::new())
     }
 
-    /// Runs the threads `threads` (global indices) of one block of a CPU kernel `body`,
-    /// in rounds: each round runs every thread that has not finished until it finishes or
-    /// reaches the barrier.
-    fn run_block(&mut self, body: &Value, threads: &[[i32; 3]], at: Def) -> Result<(), String> {
+    /// Runs the threads `threads` of one block of a kernel `body`, in rounds: each round
+    /// runs every thread that has not finished until it finishes or reaches the barrier.
+    /// A CPU kernel takes each thread's global index; a CUDA kernel (`cuda`: its block and
+    /// the values the launch passes) takes those values and reads its index from
+    /// `threadIdx` (then `threads` are the threads' indices in the block).
+    fn run_block(
+        &mut self,
+        body: &Value,
+        threads: &[[i32; 3]],
+        cuda: Option<(super::CudaThread, &[Value])>,
+        at: Def,
+    ) -> Result<(), String> {
         let n = threads.len();
         self.block = Some(super::KernelBlock {
             shared: Vec::new(),
@@ -166,15 +178,35 @@ impl Interp<'_, '_> {
                 if let Some(b) = self.block.as_mut() {
                     b.current = t;
                 }
-                let (target, call) = match waiting[t].take() {
-                    Some(ret) => (ret, vec![Value::Mem(self.mem)]),
-                    None => {
+                if let Some((ids, _)) = cuda {
+                    self.cuda = Some(super::CudaThread {
+                        tid: threads[t],
+                        ..ids
+                    });
+                }
+                let (target, call) = match (waiting[t].take(), cuda) {
+                    (Some(ret), _) => (ret, vec![Value::Mem(self.mem)]),
+                    (None, Some((_, captured))) => {
+                        self.body_call(body, captured, "a kernel launch")?
+                    }
+                    (None, None) => {
                         let idx = threads[t].map(|v| Value::Bits(v as u32 as u64));
                         self.body_call(body, &idx, "durin_cpu_launch")?
                     }
                 };
                 self.run_from(Target::Value(target), call, at)
-                    .map_err(|(_, m)| format!("in a CPU kernel: {m}"))?;
+                    .map_err(|(_, m)| match cuda {
+                        Some((ids, _)) => format!(
+                            "in a CUDA kernel, block ({}, {}, {}), thread ({}, {}, {}): {m}",
+                            ids.bid[0],
+                            ids.bid[1],
+                            ids.bid[2],
+                            threads[t][0],
+                            threads[t][1],
+                            threads[t][2]
+                        ),
+                        None => format!("in a CPU kernel: {m}"),
+                    })?;
                 match self.suspended.take() {
                     Some(ret) => waiting[t] = Some(ret),
                     None => {
@@ -185,6 +217,229 @@ impl Interp<'_, '_> {
             }
         }
         Ok(())
+    }
+
+    /// CUDA's built-in variables and device functions, in a CUDA kernel: `threadIdx.x` and
+    /// the other indices, atomics (one thread at a time, so they are atomic), `__ldg`,
+    /// `__threadfence`, `min`, `max`, `rsqrtf`. `None` for other names.
+    fn device_import(
+        &mut self,
+        name: &str,
+        args: &[Value],
+        k: Def,
+    ) -> Option<Result<Vec<Value>, String>> {
+        let index = |v: [i32; 3], c: &str| -> Option<i32> {
+            Some(
+                v[match c {
+                    "x" => 0,
+                    "y" => 1,
+                    "z" => 2,
+                    _ => return None,
+                }],
+            )
+        };
+        if let Some((var, c)) = name.split_once('.') {
+            if matches!(var, "threadIdx" | "blockIdx" | "blockDim" | "gridDim") {
+                let Some(t) = self.cuda else {
+                    return Some(Err(format!("`{name}` outside a CUDA kernel")));
+                };
+                let v = match var {
+                    "threadIdx" => index(t.tid, c),
+                    "blockIdx" => index(t.bid, c),
+                    "blockDim" => index(t.block, c),
+                    _ => index(t.grid, c),
+                }?;
+                return Some(Ok(vec![Value::Bits(v as u32 as u64)]));
+            }
+        }
+        let device = matches!(
+            name,
+            "atomicAdd"
+                | "atomicMin"
+                | "atomicMax"
+                | "atomicExch"
+                | "atomicCAS"
+                | "__ldg"
+                | "__threadfence"
+                | "min"
+                | "max"
+                | "rsqrtf"
+        );
+        if !device {
+            return None;
+        }
+        if self.cuda.is_none() {
+            return Some(Err(format!("`{name}` outside a CUDA kernel")));
+        }
+        Some(self.device_function(name, args, k))
+    }
+
+    fn device_function(
+        &mut self,
+        name: &str,
+        args: &[Value],
+        k: Def,
+    ) -> Result<Vec<Value>, String> {
+        let bits = |i: usize| match args.get(i) {
+            Some(Value::Bits(b)) => Ok(*b),
+            _ => Err(format!("`{name}` expects a number as argument {i}")),
+        };
+        // The element type: the pointee of the first parameter, else the result's.
+        let w = self.w;
+        let params = w
+            .types()
+            .cont_params(w.type_of(k))
+            .map(|p| p.to_vec())
+            .unwrap_or_default();
+        let elem = params.get(1).and_then(|&t| match w.kind(t) {
+            TypeKind::Ptr { pointee, .. } => Some(*pointee),
+            _ => None,
+        });
+        match name {
+            "__threadfence" => Ok(Vec::new()),
+            "min" | "max" => {
+                let (a, b) = (bits(0)? as u32 as i32, bits(1)? as u32 as i32);
+                let r = if name == "min" { a.min(b) } else { a.max(b) };
+                Ok(vec![Value::Bits(r as u32 as u64)])
+            }
+            "rsqrtf" => {
+                let x = f32::from_bits(bits(0)? as u32);
+                Ok(vec![Value::Bits((1.0 / x.sqrt()).to_bits() as u64)])
+            }
+            _ => {
+                let p = match args.first() {
+                    Some(Value::Ptr(p)) => p.clone(),
+                    _ => return Err(format!("`{name}` expects a pointer")),
+                };
+                let elem = elem.ok_or_else(|| format!("`{name}` without a pointer parameter"))?;
+                let shape = Shape::of(w, elem);
+                let old = self.memory.load(&shape, &p)?;
+                if name == "__ldg" {
+                    return Ok(vec![old]);
+                }
+                let Value::Bits(o) = old else {
+                    return Err(format!("`{name}` on memory that holds no number"));
+                };
+                let v = bits(1)?;
+                let kind = w.kind(elem).clone();
+                let new = match (name, kind) {
+                    ("atomicExch", _) => v,
+                    ("atomicCAS", _) => {
+                        let (cmp, val) = (v, bits(2)?);
+                        if o == cmp {
+                            val
+                        } else {
+                            o
+                        }
+                    }
+                    ("atomicAdd", TypeKind::Float { bits: 32 }) => {
+                        (f32::from_bits(o as u32) + f32::from_bits(v as u32)).to_bits() as u64
+                    }
+                    ("atomicAdd", TypeKind::Float { .. }) => {
+                        (f64::from_bits(o) + f64::from_bits(v)).to_bits()
+                    }
+                    ("atomicAdd", _) => (o as u32).wrapping_add(v as u32) as u64,
+                    ("atomicMin", TypeKind::Int { signed: true, .. }) => {
+                        (o as u32 as i32).min(v as u32 as i32) as u32 as u64
+                    }
+                    ("atomicMax", TypeKind::Int { signed: true, .. }) => {
+                        (o as u32 as i32).max(v as u32 as i32) as u32 as u64
+                    }
+                    ("atomicMin", _) => (o as u32).min(v as u32) as u64,
+                    _ => (o as u32).max(v as u32) as u64,
+                };
+                self.memory.store(&shape, &p, &Value::Bits(new))?;
+                Ok(vec![Value::Bits(o)])
+            }
+        }
+    }
+
+    /// Runs a CUDA kernel launch (`launch(mem, device, grid, block, kernel, values..,
+    /// return)`) as a GPU would in the semantics that matter: the grid's blocks one after
+    /// another, in each the block's threads interleaved so that `__syncthreads` separates
+    /// phases, with shared memory of the block's own. The continuation to go on with, and
+    /// its arguments.
+    pub(super) fn cuda_launch(
+        &mut self,
+        args: &[Value],
+        at: Def,
+    ) -> Result<(Value, Vec<Value>), String> {
+        let n = args.len();
+        if n < 6 || !matches!(args[0], Value::Mem(_)) {
+            return Err("a kernel launch with the wrong arguments".into());
+        }
+        let dims = |v: &Value| -> Result<[i32; 3], String> {
+            match v {
+                Value::Agg(parts) if parts.len() == 3 => {
+                    let mut out = [0; 3];
+                    for (o, p) in out.iter_mut().zip(parts.iter()) {
+                        match p {
+                            Value::Bits(b) => *o = *b as u32 as i32,
+                            _ => return Err("a kernel launch whose sizes are undefined".into()),
+                        }
+                    }
+                    Ok(out)
+                }
+                _ => Err("a kernel launch whose sizes are not three numbers".into()),
+            }
+        };
+        let (grid, block) = (dims(&args[2])?, dims(&args[3])?);
+        if grid.iter().chain(&block).any(|&d| d <= 0) {
+            return Err(format!(
+                "the grid ({}, {}, {}) and block ({}, {}, {}) sizes must be positive",
+                grid[0], grid[1], grid[2], block[0], block[1], block[2]
+            ));
+        }
+        for i in 0..3 {
+            if grid[i] % block[i] != 0 {
+                return Err(format!(
+                    "the grid size in {} ({} threads) is not a multiple of the block size ({})",
+                    ["x", "y", "z"][i],
+                    grid[i],
+                    block[i]
+                ));
+            }
+        }
+        let threads = block[0] as i64 * block[1] as i64 * block[2] as i64;
+        if threads > 1024 {
+            return Err(format!("a block of {threads} threads (at most 1024)"));
+        }
+        let blocks = [grid[0] / block[0], grid[1] / block[1], grid[2] / block[2]];
+        self.consume_mem(&args[0])?;
+        let kernel = args[4].clone();
+        let captured: Vec<Value> = args[5..n - 1].to_vec();
+        let ret = args[n - 1].clone();
+        let tids: Vec<[i32; 3]> = (0..threads as i32)
+            .map(|t| {
+                [
+                    t % block[0],
+                    t / block[0] % block[1],
+                    t / (block[0] * block[1]),
+                ]
+            })
+            .collect();
+        let (outer_block, outer_cuda) = (self.block.take(), self.cuda.take());
+        let mut r = Ok(());
+        'grid: for bz in 0..blocks[2] {
+            for by in 0..blocks[1] {
+                for bx in 0..blocks[0] {
+                    let ids = super::CudaThread {
+                        tid: [0; 3],
+                        bid: [bx, by, bz],
+                        block,
+                        grid: blocks,
+                    };
+                    r = self.run_block(&kernel, &tids, Some((ids, &captured)), at);
+                    if r.is_err() {
+                        break 'grid;
+                    }
+                }
+            }
+        }
+        self.block = outer_block;
+        self.cuda = outer_cuda;
+        r?;
+        Ok((ret, vec![Value::Mem(self.mem)]))
     }
 
     /// The target and arguments that call `body` (a closure, or after closure elimination
