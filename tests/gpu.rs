@@ -201,6 +201,44 @@ fn the_interpreter_runs_cuda_kernels() {
     }
 }
 
+/// Two threads of a block that touch the same shared memory between two barriers, one of
+/// them writing, are a data race: the interpreter stops at the second access.
+#[test]
+fn the_interpreter_reports_a_data_race_on_shared_memory() {
+    let out = durin(&[
+        "run",
+        "--backend",
+        "interp",
+        "--target",
+        "cuda",
+        "tests/gpu/shared_race.art",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(101), "{err}");
+    assert!(
+        err.contains("a data race on shared memory: thread 1 of the block writes byte 4 of a shared array that thread 0 read since the last barrier"),
+        "{err}"
+    );
+    // The same tile with a barrier between the writes and the reads has none.
+    let fixed = std::env::temp_dir().join(format!("durin-race-{}.art", std::process::id()));
+    let text = std::fs::read_to_string("tests/gpu/shared_race.art").expect("the program");
+    let text = text.replace(
+        "tile(t) = t as f32;",
+        "tile(t) = t as f32;\n        acc.barrier();",
+    );
+    std::fs::write(&fixed, text).expect("a temporary file");
+    let out = durin(&[
+        "run",
+        "--backend",
+        "interp",
+        "--target",
+        "cuda",
+        fixed.to_str().expect("a path"),
+    ]);
+    let _ = std::fs::remove_file(&fixed);
+    ok(&out, "the same kernel with a barrier");
+}
+
 /// A kernel's error in the interpreter names the block and the thread.
 #[test]
 fn a_kernel_error_in_the_interpreter_names_the_block_and_thread() {

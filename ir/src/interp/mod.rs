@@ -272,6 +272,63 @@ pub(super) struct KernelBlock {
     pub(super) shared: Vec<Pointer>,
     pub(super) reserved: Vec<usize>,
     pub(super) current: usize,
+    /// The phase: how many times the block's threads have all met at the barrier.
+    pub(super) phase: u64,
+    /// For each byte of shared memory accessed in this phase (memory block, offset): the
+    /// thread that wrote it, and the thread that read it (`usize::MAX`: several did).
+    pub(super) touched: std::collections::HashMap<(u32, i64), (u64, Option<usize>, Option<usize>)>,
+}
+
+impl KernelBlock {
+    /// Records an access of `size` bytes at `p` by the current thread; an error if `p` is
+    /// shared memory that another thread of the block wrote in this phase, or (for a
+    /// write) read in it: a data race (no barrier orders the two).
+    pub(super) fn access(&mut self, p: &Pointer, size: u64, write: bool) -> Result<(), String> {
+        if !self.shared.iter().any(|s| s.block == p.block) {
+            return Ok(());
+        }
+        let t = self.current;
+        for i in 0..size as i64 {
+            let e = self
+                .touched
+                .entry((p.block, p.offset + i))
+                .or_insert((self.phase, None, None));
+            if e.0 != self.phase {
+                *e = (self.phase, None, None);
+            }
+            let other = |u: Option<usize>| u.is_some_and(|u| u != t);
+            let race = if write {
+                other(e.1) || other(e.2)
+            } else {
+                other(e.1)
+            };
+            if race {
+                let (u, what) = match (e.1, write) {
+                    (Some(u), _) if u != t => (u, "wrote"),
+                    _ => (e.2.unwrap_or(t), "read"),
+                };
+                let who = if u == usize::MAX {
+                    "other threads".to_string()
+                } else {
+                    format!("thread {u}")
+                };
+                return Err(format!(
+                    "a data race on shared memory: thread {t} of the block {} byte {} of a shared array that {who} {what} since the last barrier",
+                    if write { "writes" } else { "reads" },
+                    p.offset + i
+                ));
+            }
+            if write {
+                e.1 = Some(t);
+            } else {
+                e.2 = match e.2 {
+                    Some(u) if u != t => Some(usize::MAX),
+                    _ => Some(t),
+                };
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Runs `entry` with `args` (one value per parameter, `Value::Exit` for the continuation
@@ -894,7 +951,11 @@ impl Interp<'_, '_> {
             }
             Op::Load(shape) => {
                 let m = self.consume_mem(op(0))?;
-                let v = self.memory.load(shape, pointer(op(1))?)?;
+                let p = pointer(op(1))?;
+                if let Some(b) = self.block.as_mut() {
+                    b.access(p, shape.size(), false)?;
+                }
+                let v = self.memory.load(shape, p)?;
                 if v == Value::Undef {
                     return Err("load of uninitialized memory".into());
                 }
@@ -902,7 +963,11 @@ impl Interp<'_, '_> {
             }
             Op::Store(shape) => {
                 let m = self.consume_mem(op(0))?;
-                self.memory.store(shape, pointer(op(1))?, op(2))?;
+                let p = pointer(op(1))?;
+                if let Some(b) = self.block.as_mut() {
+                    b.access(p, shape.size(), true)?;
+                }
+                self.memory.store(shape, p, op(2))?;
                 m
             }
             Op::Known(k) => Value::Bits(*k as u64),

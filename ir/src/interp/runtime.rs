@@ -166,11 +166,18 @@ impl Interp<'_, '_> {
             shared: Vec::new(),
             reserved: vec![0; n],
             current: 0,
+            phase: 0,
+            touched: Default::default(),
         });
         let mut waiting: Vec<Option<Value>> = vec![None; n];
         let mut done = vec![false; n];
         let mut left = n;
         while left > 0 {
+            // Each round is a phase: the threads run from one barrier to the next.
+            if let Some(b) = self.block.as_mut() {
+                b.phase += 1;
+                b.touched.clear();
+            }
             for t in 0..n {
                 if done[t] {
                     continue;
