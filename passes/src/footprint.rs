@@ -419,21 +419,24 @@ pub(crate) fn footprint(ix: &mut Indices, loads: &[Def]) -> Footprint {
     let Some(pixel) = pixel else {
         return Footprint::NotAffine("no read is at the thread's own column".into());
     };
-    // The row stride: the uniform factor of threadIdx.y's monomial, if any; where it is a
-    // constant (a literal pitch), its coefficient.
-    let stride: Option<Vec<Atom>> = pixel.keys().find_map(|m| {
-        m.contains(&Atom::Tid(1))
-            .then(|| m.iter().copied().filter(|&a| a != Atom::Tid(1)).collect())
-    });
-    // The coefficient of threadIdx.y: a row is that many times the stride.
-    let per_row = pixel
+    // The row stride S: the pixel's threadIdx.y part is threadIdx.y * S, S a polynomial
+    // over uniform values (`pitch`, `40 + argc`, a literal); empty where the pixel has no
+    // row.
+    let stride: Poly = pixel
         .iter()
-        .find(|(m, _)| m.contains(&Atom::Tid(1)))
-        .map_or(1, |(_, &c)| c);
-    let literal_pitch = match &stride {
-        Some(m) if m.is_empty() => pixel.get(&vec![Atom::Tid(1)]).copied().filter(|&p| p > 1),
-        _ => None,
-    };
+        .filter(|(m, _)| m.contains(&Atom::Tid(1)))
+        .map(|(m, &c)| {
+            (
+                m.iter().copied().filter(|&a| a != Atom::Tid(1)).collect(),
+                c,
+            )
+        })
+        .collect();
+    // A monomial of S that is not a constant, which says how many rows an offset is.
+    let symbolic = stride
+        .iter()
+        .find(|(m, _)| !m.is_empty())
+        .map(|(m, &c)| (m.clone(), c));
     let (mut dx, mut dy) = ((i64::MAX, i64::MIN), (i64::MAX, i64::MIN));
     let mut edge = false;
     for p in &all {
@@ -441,39 +444,48 @@ pub(crate) fn footprint(ix: &mut Indices, loads: &[Def]) -> Footprint {
             edge = true;
             continue;
         }
-        let rest: Vec<(&Vec<Atom>, &i64)> = p
+        // The rest R, uniform: R = y * S + x, x a constant.
+        let rest: Poly = p
             .iter()
             .filter(|(m, _)| !m.iter().any(|a| a.of_thread()))
+            .map(|(m, &c)| (m.clone(), c))
             .collect();
-        let (mut x, mut y) = (0i64, 0i64);
-        for (m, &c) in rest {
-            if m.is_empty() {
-                x = c;
-            } else if stride.as_ref() == Some(m) && per_row != 0 && c % per_row == 0 {
-                y = c / per_row;
-            } else {
-                return Footprint::NotAffine(
-                    "an offset that is not a constant number of elements and rows".into(),
-                );
+        let y = match (&symbolic, stride.get(&Vec::new())) {
+            (Some((m, c)), _) => {
+                let r = rest.get(m).copied().unwrap_or(0);
+                if r % c != 0 {
+                    return Footprint::NotAffine(
+                        "an offset that is not a whole number of rows".into(),
+                    );
+                }
+                r / c
             }
-        }
-        // A literal pitch is folded into the constant: rows of it, and the rest across
-        // (nearest row: columns within half a row of the pixel).
-        if let Some(p) = literal_pitch {
-            y = x.div_euclid(p);
-            x = x.rem_euclid(p);
-            if 2 * x > p {
-                x -= p;
-                y += 1;
+            // A literal pitch: rows of it, and the rest across (the nearest row, so that
+            // the columns lie within half a row of the pixel).
+            (None, Some(&pitch)) if pitch > 1 => {
+                let k = rest.get(&Vec::new()).copied().unwrap_or(0);
+                let (mut y, x) = (k.div_euclid(pitch), k.rem_euclid(pitch));
+                if 2 * x > pitch {
+                    y += 1;
+                }
+                y
             }
+            _ => 0,
+        };
+        let left = add(&rest, &mul(&stride, &constant(y)).unwrap_or_default(), -1);
+        if left.keys().any(|m| !m.is_empty()) {
+            return Footprint::NotAffine(
+                "an offset that is not a constant number of elements and rows".into(),
+            );
         }
+        let x = left.get(&Vec::new()).copied().unwrap_or(0);
         dx = (dx.0.min(x), dx.1.max(x));
         dy = (dy.0.min(y), dy.1.max(y));
     }
     Footprint::Box {
         dx,
         dy,
-        rows: stride.as_ref().is_some_and(|m| !m.is_empty()),
+        rows: symbolic.is_some(),
         edge,
     }
 }
