@@ -196,28 +196,31 @@ fn the_interpreter_runs_cuda_kernels() {
         ),
     ];
     for (p, want) in cases {
-        let out = durin(&["run", "--backend", "interp", "--target", "cuda", p]);
-        assert_eq!(ok(&out, p), want, "{p}");
+        assert_eq!(ok(&interp_cuda(p), p), want, "{p}");
     }
+}
+
+/// Runs `p` in the interpreter with the CUDA target (its kernels in the interpreter).
+fn interp_cuda(p: &str) -> std::process::Output {
+    durin(&["run", "--backend", "interp", "--target", "cuda", p])
+}
+
+/// Runs `p` in the interpreter with the CUDA target; it must stop with a run-time error
+/// that says `what`.
+fn interp_cuda_stops(p: &str, what: &str) {
+    let out = interp_cuda(p);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(101), "{err}");
+    assert!(err.contains(what), "{err}");
 }
 
 /// Two threads of a block that touch the same shared memory between two barriers, one of
 /// them writing, are a data race: the interpreter stops at the second access.
 #[test]
 fn the_interpreter_reports_a_data_race_on_shared_memory() {
-    let out = durin(&[
-        "run",
-        "--backend",
-        "interp",
-        "--target",
-        "cuda",
+    interp_cuda_stops(
         "tests/gpu/shared_race.art",
-    ]);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(101), "{err}");
-    assert!(
-        err.contains("a data race on shared memory: thread 1 of the block writes byte 4 of a shared array that thread 0 read since the last barrier"),
-        "{err}"
+        "a data race on shared memory: thread 1 of the block writes byte 4 of a shared array that thread 0 read since the last barrier",
     );
     // The same tile with a barrier between the writes and the reads has none.
     let fixed = std::env::temp_dir().join(format!("durin-race-{}.art", std::process::id()));
@@ -227,14 +230,7 @@ fn the_interpreter_reports_a_data_race_on_shared_memory() {
         "tile(t) = t as f32;\n        acc.barrier();",
     );
     std::fs::write(&fixed, text).expect("a temporary file");
-    let out = durin(&[
-        "run",
-        "--backend",
-        "interp",
-        "--target",
-        "cuda",
-        fixed.to_str().expect("a path"),
-    ]);
+    let out = interp_cuda(fixed.to_str().expect("a path"));
     let _ = std::fs::remove_file(&fixed);
     ok(&out, "the same kernel with a barrier");
 }
@@ -242,19 +238,9 @@ fn the_interpreter_reports_a_data_race_on_shared_memory() {
 /// A kernel's error in the interpreter names the block and the thread.
 #[test]
 fn a_kernel_error_in_the_interpreter_names_the_block_and_thread() {
-    let out = durin(&[
-        "run",
-        "--backend",
-        "interp",
-        "--target",
-        "cuda",
+    interp_cuda_stops(
         "tests/gpu/out_of_bounds.art",
-    ]);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(101), "{err}");
-    assert!(
-        err.contains("in a CUDA kernel, block (3, 0, 0), thread (63, 0, 0)"),
-        "{err}"
+        "in a CUDA kernel, block (3, 0, 0), thread (63, 0, 0)",
     );
 }
 

@@ -1272,6 +1272,40 @@ fn pyramids_and_interpolation_match_references() {
     });
 }
 
+/// The first stage of `test_local_then` and `test_pipeline3` (a 3x3 weighted sum through
+/// `mode`), rounded to `f32` as the library keeps it.
+fn first_stage_ref(src: &Plane, mode: Mode) -> Plane {
+    let m = [[1.0, 2.0, 0.5], [0.0, -1.0, 3.0], [0.25, 1.0, 2.0]];
+    let mid = convolve_ref(
+        src,
+        1,
+        1,
+        |dx, dy| m[(dy + 1) as usize][(dx + 1) as usize],
+        mode,
+    );
+    plane_of(src.w, src.h, mid.into_iter().map(|v| v.0).collect())
+}
+
+/// Runs `f` (`test_local_then` or `test_pipeline3`) on a copy of `src` into a new plane.
+fn run_stages(f: LocalThenFn, src: &Plane, mode: Mode, sched: i32) -> Vec<f32> {
+    let (m, c) = mode.number();
+    let mut s = src.clone();
+    let mut d = vec![f32::NAN; src.w * src.h];
+    // SAFETY: both buffers hold w x h elements (`src` is packed: pitch w).
+    unsafe {
+        f(
+            s.data.as_mut_ptr(),
+            d.as_mut_ptr(),
+            src.w as i32,
+            src.h as i32,
+            m,
+            c,
+            sched,
+        )
+    };
+    d
+}
+
 /// Two local operators in a row (`local_then`) and three (`pipeline`), fused per band and
 /// one pass per stage, against the stages computed here one after the other (the
 /// intermediate images in `f32`, as the library keeps them), every boundary mode.
@@ -1283,15 +1317,7 @@ fn fused_local_operators_match_references() {
         runner()
             .run(&case, |(src, mode, sched)| {
                 let (w, h) = (src.w, src.h);
-                let m = [[1.0, 2.0, 0.5], [0.0, -1.0, 3.0], [0.25, 1.0, 2.0]];
-                let mid = convolve_ref(
-                    &src,
-                    1,
-                    1,
-                    |dx, dy| m[(dy + 1) as usize][(dx + 1) as usize],
-                    mode,
-                );
-                let mid = plane_of(w, h, mid.into_iter().map(|v| v.0).collect());
+                let mid = first_stage_ref(&src, mode);
                 let mut want = Vec::new();
                 for y in 0..h as i64 {
                     for x in 0..w as i64 {
@@ -1305,21 +1331,7 @@ fn fused_local_operators_match_references() {
                         want.push((best - at(0, 0), 20.0));
                     }
                 }
-                let (m_, c) = mode.number();
-                let mut s = src.clone();
-                let mut d = vec![f32::NAN; w * h];
-                // SAFETY: both buffers hold w x h elements.
-                unsafe {
-                    (ops.local_then)(
-                        s.data.as_mut_ptr(),
-                        d.as_mut_ptr(),
-                        w as i32,
-                        h as i32,
-                        m_,
-                        c,
-                        sched,
-                    )
-                };
+                let d = run_stages(ops.local_then, &src, mode, sched);
                 close(
                     &d,
                     &want,
@@ -1329,20 +1341,10 @@ fn fused_local_operators_match_references() {
             .unwrap();
 
         // Three stages (`pipeline`): each intermediate image in `f32`.
-        let case = (size(), mode(), 0i32..2)
-            .prop_flat_map(|((w, h), mode, sched)| (plane(w, h, 0), Just(mode), Just(sched)));
         runner()
             .run(&case, |(src, mode, sched)| {
                 let (w, h) = (src.w, src.h);
-                let m = [[1.0, 2.0, 0.5], [0.0, -1.0, 3.0], [0.25, 1.0, 2.0]];
-                let mid1 = convolve_ref(
-                    &src,
-                    1,
-                    1,
-                    |dx, dy| m[(dy + 1) as usize][(dx + 1) as usize],
-                    mode,
-                );
-                let mid1 = plane_of(w, h, mid1.into_iter().map(|v| v.0).collect());
+                let mid1 = first_stage_ref(&src, mode);
                 let each = |f: &dyn Fn(i64, i64) -> f64| {
                     let mut v = Vec::new();
                     for y in 0..h as i64 {
@@ -1365,21 +1367,7 @@ fn fused_local_operators_match_references() {
                 .into_iter()
                 .map(|v| (v, 40.0))
                 .collect();
-                let (m_, c) = mode.number();
-                let mut s = src.clone();
-                let mut d = vec![f32::NAN; w * h];
-                // SAFETY: both buffers hold w x h elements.
-                unsafe {
-                    (ops.pipeline3)(
-                        s.data.as_mut_ptr(),
-                        d.as_mut_ptr(),
-                        w as i32,
-                        h as i32,
-                        m_,
-                        c,
-                        sched,
-                    )
-                };
+                let d = run_stages(ops.pipeline3, &src, mode, sched);
                 close(
                     &d,
                     &want,

@@ -237,6 +237,26 @@ fn image_files_load_and_save_through_the_runtime() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// The LLVM IR of `src` at `level` for an AVX2 machine (written into `dir`).
+fn llvm_ir(dir: &Path, src: &Path, level: &str) -> String {
+    let out = dir.join("out.ll");
+    ok(
+        &durin(&[
+            "build",
+            level,
+            "--cpu",
+            "x86-64-v3",
+            "--emit",
+            "llvm-ir",
+            "-o",
+            &s(&out),
+            &s(src),
+        ]),
+        "durin build --emit llvm-ir",
+    );
+    std::fs::read_to_string(&out).expect("the IR file")
+}
+
 /// `vectorize(4, lo, hi)` puts LLVM's loop-vectorization hints on the loop's back edge, and
 /// LLVM then vectorizes it with 4 lanes, which it does not choose by itself for the same
 /// loop written with `range` (AVX2 target: it picks 8); every back end computes the same.
@@ -247,24 +267,7 @@ fn vectorize_hints_reach_llvms_loop_vectorizer() {
     let plain = dir.join("saxpy_range.art");
     let text = std::fs::read_to_string(&hinted).expect("readable");
     std::fs::write(&plain, text.replace("vectorize(4, 0, n)", "range(0, n)")).expect("writable");
-    let ir = |src: &Path, level: &str| {
-        let out = dir.join("out.ll");
-        ok(
-            &durin(&[
-                "build",
-                level,
-                "--cpu",
-                "x86-64-v3",
-                "--emit",
-                "llvm-ir",
-                "-o",
-                &s(&out),
-                &s(src),
-            ]),
-            "durin build --emit llvm-ir",
-        );
-        std::fs::read_to_string(&out).expect("the IR file")
-    };
+    let ir = |src: &Path, level: &str| llvm_ir(&dir, src, level);
     let o0 = ir(&hinted, "-O0");
     assert!(o0.contains("!llvm.loop !"), "{o0}");
     assert!(
@@ -293,22 +296,7 @@ fn vectorize_hints_reach_llvms_loop_vectorizer() {
 fn streaming_stores_are_aligned_nontemporal_vector_stores() {
     let dir = tempdir("stream");
     let src = root().join("tests/native/stream_copy.art");
-    let out = dir.join("out.ll");
-    ok(
-        &durin(&[
-            "build",
-            "-O2",
-            "--cpu",
-            "x86-64-v3",
-            "--emit",
-            "llvm-ir",
-            "-o",
-            &s(&out),
-            &s(&src),
-        ]),
-        "durin build --emit llvm-ir",
-    );
-    let ir = std::fs::read_to_string(&out).expect("the IR file");
+    let ir = llvm_ir(&dir, &src, "-O2");
     assert!(
         ir.lines()
             .any(|l| l.contains("store <8 x float>") && l.contains("align 32, !nontemporal")),
