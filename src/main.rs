@@ -2,7 +2,9 @@
 //! calls a `durin_driver::Session`, which writes diagnostics and output; nothing else.
 
 use clap::{Parser, Subcommand};
-use durin_driver::{Backend, Checks, Emit, InterpArgs, IrAction, Options, Report, Session, Target};
+use durin_driver::{
+    Backend, Checks, Emit, InterpArgs, IrAction, Options, Report, Session, Shm, Target,
+};
 use durin_passes::PrintAfter;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -74,6 +76,11 @@ struct CompileArgs {
     /// only read, and why).
     #[arg(long, value_name = "WHAT", value_enum)]
     report: Option<Report>,
+    /// Shared-memory staging of CUDA kernels' read-only buffers: `on` stages every buffer
+    /// whose reads are a box around each thread's pixel through a boundary handler (in a
+    /// tile per block, loaded at the kernel's entry), `off` none.
+    #[arg(long, value_name = "WHEN", value_enum, default_value = "off")]
+    shm: Shm,
 }
 
 #[derive(Subcommand)]
@@ -191,6 +198,7 @@ fn options(c: CompileArgs, default_level: u8) -> Options {
         pe_fuel: c.pe_fuel,
         checks: c.checks,
         report: c.report,
+        shm: c.shm,
         deny_warnings: c.deny_warnings,
         time: c.time,
         ..Options::default()

@@ -125,6 +125,24 @@ fn every_kernel_compiles_with_nvrtc_for_sm_90() {
             "{p}: {ptx}"
         );
     }
+    // The staged kernels too.
+    let out_file = dir.join("staged.ptx");
+    let out = durin(&[
+        "build",
+        "--shm",
+        "on",
+        "--emit",
+        "ptx",
+        "--gpu-arch",
+        "sm_90",
+        "-o",
+        out_file.to_str().unwrap(),
+        "tests/gpu/staging.art",
+    ]);
+    ok(
+        &out,
+        "compiling the staged kernels of tests/gpu/staging.art to PTX",
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -233,6 +251,62 @@ fn the_interpreter_reports_a_data_race_on_shared_memory() {
     let out = interp_cuda(fixed.to_str().expect("a path"));
     let _ = std::fs::remove_file(&fixed);
     ok(&out, "the same kernel with a barrier");
+}
+
+/// Staging (`--shm on`) changes no bit of the image operators' results, in the
+/// interpreter's launch semantics, at sizes that blocks of 32 x 4 do not divide, down to
+/// images smaller than the mask; and it stages: five of the six kernels get a tile (the
+/// separable filter's vertical pass reads a temporary with no boundary handler).
+#[test]
+fn staging_changes_no_bit_in_the_interpreter() {
+    for (w, h) in [(37, 21), (70, 9), (3, 2), (1, 1)] {
+        let (ws, hs) = (w.to_string(), h.to_string());
+        let run = |shm: &str| {
+            let out = durin(&[
+                "run",
+                "--backend",
+                "interp",
+                "--target",
+                "cuda",
+                "--shm",
+                shm,
+                "--fuel",
+                "4000000000",
+                "tests/gpu/staging.art",
+                "--",
+                &ws,
+                &hs,
+            ]);
+            ok(&out, &format!("staging.art {w}x{h} --shm {shm}"))
+        };
+        assert_eq!(run("on"), run("off"), "{w}x{h}");
+    }
+    let cuda = durin(&[
+        "build",
+        "--target",
+        "cuda",
+        "--shm",
+        "on",
+        "--emit",
+        "cuda",
+        "-o",
+        "/dev/stdout",
+        "tests/gpu/staging.art",
+    ]);
+    let text = ok(&cuda, "staging.art --shm on");
+    assert_eq!(text.matches("__shared__ float").count(), 5, "{text}");
+    assert_eq!(text.matches("__syncthreads();").count(), 5, "{text}");
+    let plain = durin(&[
+        "build",
+        "--target",
+        "cuda",
+        "--emit",
+        "cuda",
+        "-o",
+        "/dev/stdout",
+        "tests/gpu/staging.art",
+    ]);
+    assert!(!ok(&plain, "staging.art").contains("__shared__"));
 }
 
 /// A kernel's error in the interpreter names the block and the thread.
@@ -400,6 +474,14 @@ fn gpu_pipeline_equals_the_fused_cpu_pipeline() {
     // Three stages, one pass each on the GPU, fused per band on the CPU: every pixel of
     // 517 x 389 agrees in each of the five boundary modes.
     assert_eq!(run_on_gpu("tests/gpu/pipeline.art"), "1005565 of 1005565\n");
+}
+
+#[test]
+#[ignore = "runs kernels on an NVIDIA GPU"]
+fn gpu_staging_changes_no_bit() {
+    require_gpu();
+    let run = |shm: &str| ok(&durin(&["run", "--shm", shm, "tests/gpu/staging.art"]), shm);
+    assert_eq!(run("on"), run("off"));
 }
 
 #[test]

@@ -84,6 +84,17 @@ impl Backend {
     }
 }
 
+/// Whether kernels stage their read-only buffers into shared memory.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
+pub enum Shm {
+    /// Never.
+    #[default]
+    Off,
+    /// Every buffer that can be staged (see the `stage` pass).
+    On,
+}
+
 /// What `--report` lists after the passes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
@@ -117,6 +128,8 @@ pub struct Options {
     pub pe_fuel: u64,
     /// What to list after the passes.
     pub report: Option<Report>,
+    /// Shared-memory staging of kernels' read-only buffers.
+    pub shm: Shm,
     /// Treat warnings as errors.
     pub deny_warnings: bool,
     /// Print the time of each stage.
@@ -143,6 +156,7 @@ impl Default for Options {
             time_passes: false,
             pe_fuel: durin_passes::Config::default().fuel,
             report: None,
+            shm: Shm::Off,
             deny_warnings: false,
             time: false,
             cpu: None,

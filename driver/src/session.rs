@@ -1,6 +1,6 @@
 //! The compile session: sources in, diagnostics and artifacts out.
 
-use crate::{cuda, error, native, Backend, Emit, Options, Report, Target};
+use crate::{cuda, error, native, Backend, Emit, Options, Report, Shm, Target};
 use durin_diag::{render, Diagnostic, SourceMap};
 use durin_frontend::check::Program;
 use durin_ir::interp;
@@ -359,6 +359,11 @@ impl<'io> Session<'io> {
             (None, true) => Ok(Pipeline::for_native(o.opt_level)),
         };
         let pipeline = pipeline.map_err(|e| self.fail(error(format!("--passes: {e}"))))?;
+        // Staging is for CUDA kernels, in the host world (the interpreter runs them too).
+        let pipeline = match (o.shm, cpu_reason) {
+            (Shm::On, None) => pipeline.with_staging(),
+            _ => pipeline,
+        };
         let run_opts = RunOptions {
             verify_each: o.verify_each,
             print_after: o.print_after.clone(),

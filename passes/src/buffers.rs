@@ -22,7 +22,7 @@
 //! The analysis is flow-insensitive and context-insensitive: it never calls a written
 //! buffer read-only, and may call a read-only buffer disqualified.
 
-use crate::footprint::{footprint, Footprint, HostSide, Indices};
+use crate::footprint::{analyze, Footprint, HostSide, IndexVar, Indices, LoadOffset};
 use durin_diag::Span;
 use durin_ir::{Def, Kernel, Node, TypeKind, World};
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -63,6 +63,8 @@ pub struct Buffer {
     pub loads: usize,
     /// What a block reads of it (read-only buffers).
     pub footprint: Option<Footprint>,
+    /// Where each load reads (read-only buffers whose footprint is a box).
+    pub(crate) offsets: Vec<LoadOffset>,
 }
 
 /// The buffers of one kernel.
@@ -78,6 +80,8 @@ pub struct KernelBuffers {
     pub block: Option<[u32; 3]>,
     /// Its buffers, by root.
     pub buffers: Vec<Buffer>,
+    /// The parameters that hold CUDA indices.
+    pub(crate) index_params: Vec<(Def, IndexVar)>,
 }
 
 /// The imports that write through their first argument.
@@ -311,6 +315,7 @@ pub(crate) fn trace(
                     at: None,
                     loads: 0,
                     footprint: None,
+                    offsets: Vec::new(),
                 },
             );
         }
@@ -324,6 +329,7 @@ pub(crate) fn trace(
             at: None,
             loads: 0,
             footprint: None,
+            offsets: Vec::new(),
         });
         // Disqualified beats written beats read-only.
         let rank = |a: &Access| match a {
@@ -447,15 +453,23 @@ pub(crate) fn trace(
     for b in &mut buffers {
         if b.access == Access::ReadOnly {
             let loads = load_defs.get(&b.root).map(Vec::as_slice).unwrap_or(&[]);
-            b.footprint = Some(footprint(&mut ix, loads));
+            match analyze(&mut ix, loads) {
+                Ok((f, offsets)) => {
+                    b.footprint = Some(f);
+                    b.offsets = offsets;
+                }
+                Err(f) => b.footprint = Some(f),
+            }
         }
     }
+    let index_params = ix.index_params();
     KernelBuffers {
         kernel: k.def,
         name: w.name(k.def).unwrap_or("kernel").to_string(),
         loc: w.loc(k.def),
         block: k.block,
         buffers,
+        index_params,
     }
 }
 

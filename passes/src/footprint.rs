@@ -132,7 +132,36 @@ fn expand(host: &World, h: Def, depth: u32) -> Option<Poly> {
     })
 }
 
+/// A CUDA index a parameter holds: `threadIdx`, `blockIdx` or `blockDim` component.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum IndexVar {
+    /// `threadIdx` x, y, z.
+    Tid(u8),
+    /// `blockIdx` x, y, z.
+    Bid(u8),
+    /// `blockDim` x, y, z.
+    Dim(u8),
+}
+
 impl<'w> Indices<'w> {
+    /// The parameters that hold CUDA indices, with which.
+    pub(crate) fn index_params(&self) -> Vec<(Def, IndexVar)> {
+        let mut out: Vec<(Def, IndexVar)> = self
+            .specials
+            .iter()
+            .map(|(&p, &a)| match a {
+                Atom::Tid(c) => (p, IndexVar::Tid(c)),
+                _ => match a {
+                    Atom::Bid(c) => (p, IndexVar::Bid(c)),
+                    _ => (p, IndexVar::Dim(0)),
+                },
+            })
+            .collect();
+        out.extend(self.dims.iter().map(|(&p, &c)| (p, IndexVar::Dim(c))));
+        out.sort_by_key(|&(p, _)| p);
+        out
+    }
+
     /// The analysis of `kernel`, whose continuations are `conts` and whose block
     /// parameters receive the values `incoming`.
     pub(crate) fn new(
@@ -359,10 +388,28 @@ pub enum Footprint {
     NotAffine(String),
 }
 
+/// Where one load reads, relative to its thread's pixel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct LoadOffset {
+    /// The load.
+    pub(crate) load: Def,
+    /// Columns and rows from the pixel.
+    pub(crate) dx: i64,
+    pub(crate) dy: i64,
+    /// Whether the boundary handler may read elsewhere (edges, reflections).
+    pub(crate) edge: bool,
+}
+
 /// The footprint of the loads `loads` (each `load(mem, ptr)`) through one buffer.
-pub(crate) fn footprint(ix: &mut Indices, loads: &[Def]) -> Footprint {
+
+/// The footprint of `loads` and where each reads, when it is a box.
+pub(crate) fn analyze(
+    ix: &mut Indices,
+    loads: &[Def],
+) -> Result<(Footprint, Vec<LoadOffset>), Footprint> {
     let w = ix.w;
     let mut all: Vec<Poly> = Vec::new();
+    let mut per_load: Vec<(Def, Vec<Poly>)> = Vec::new();
     for &l in loads {
         // The element index: the sum of the `lea` indices down to the buffer.
         let mut p = w.ops(l)[1];
@@ -376,7 +423,7 @@ pub(crate) fn footprint(ix: &mut Indices, loads: &[Def]) -> Footprint {
                     }
                     let c = match ix.candidates(w.ops(p)[1]) {
                         Ok(c) => c,
-                        Err(why) => return Footprint::NotAffine(why),
+                        Err(why) => return Err(Footprint::NotAffine(why)),
                     };
                     let mut next = Vec::new();
                     for a in &index {
@@ -385,7 +432,7 @@ pub(crate) fn footprint(ix: &mut Indices, loads: &[Def]) -> Footprint {
                         }
                     }
                     if next.len() > MAX_CANDIDATES {
-                        return Footprint::NotAffine("too many ways through selects".into());
+                        return Err(Footprint::NotAffine("too many ways through selects".into()));
                     }
                     index = next;
                     p = base;
@@ -393,14 +440,15 @@ pub(crate) fn footprint(ix: &mut Indices, loads: &[Def]) -> Footprint {
                 Node::Bitcast => p = w.ops(p)[0],
                 Node::Extract => break,
                 Node::Param(_) if w.ops(p)[0] == ix.kernel => break,
-                _ => return Footprint::NotAffine("a pointer chosen at run time".into()),
+                _ => return Err(Footprint::NotAffine("a pointer chosen at run time".into())),
             }
         }
-        for c in index {
-            if !all.contains(&c) {
-                all.push(c);
+        for c in &index {
+            if !all.contains(c) {
+                all.push(c.clone());
             }
         }
+        per_load.push((l, index));
     }
     let thread_part = |p: &Poly| -> Poly {
         p.iter()
@@ -409,7 +457,7 @@ pub(crate) fn footprint(ix: &mut Indices, loads: &[Def]) -> Footprint {
             .collect()
     };
     if all.iter().all(|p| thread_part(p).is_empty()) {
-        return Footprint::ThreadIndependent;
+        return Err(Footprint::ThreadIndependent);
     }
     // The pixel: the thread part of the candidates with threadIdx.x at +1.
     let pixel = all
@@ -417,7 +465,9 @@ pub(crate) fn footprint(ix: &mut Indices, loads: &[Def]) -> Footprint {
         .map(thread_part)
         .find(|t| t.get(&vec![Atom::Tid(0)]) == Some(&1));
     let Some(pixel) = pixel else {
-        return Footprint::NotAffine("no read is at the thread's own column".into());
+        return Err(Footprint::NotAffine(
+            "no read is at the thread's own column".into(),
+        ));
     };
     // The row stride S: the pixel's threadIdx.y part is threadIdx.y * S, S a polynomial
     // over uniform values (`pitch`, `40 + argc`, a literal); empty where the pixel has no
@@ -437,14 +487,9 @@ pub(crate) fn footprint(ix: &mut Indices, loads: &[Def]) -> Footprint {
         .iter()
         .find(|(m, _)| !m.is_empty())
         .map(|(m, &c)| (m.clone(), c));
-    let (mut dx, mut dy) = ((i64::MAX, i64::MIN), (i64::MAX, i64::MIN));
-    let mut edge = false;
-    for p in &all {
-        if thread_part(p) != pixel {
-            edge = true;
-            continue;
-        }
-        // The rest R, uniform: R = y * S + x, x a constant.
+    // A candidate with the pixel's thread part as (columns, rows) from the pixel: its
+    // uniform rest R is y * S + x, x a constant.
+    let offset = |p: &Poly| -> Result<(i64, i64), Footprint> {
         let rest: Poly = p
             .iter()
             .filter(|(m, _)| !m.iter().any(|a| a.of_thread()))
@@ -454,9 +499,9 @@ pub(crate) fn footprint(ix: &mut Indices, loads: &[Def]) -> Footprint {
             (Some((m, c)), _) => {
                 let r = rest.get(m).copied().unwrap_or(0);
                 if r % c != 0 {
-                    return Footprint::NotAffine(
+                    return Err(Footprint::NotAffine(
                         "an offset that is not a whole number of rows".into(),
-                    );
+                    ));
                 }
                 r / c
             }
@@ -474,18 +519,53 @@ pub(crate) fn footprint(ix: &mut Indices, loads: &[Def]) -> Footprint {
         };
         let left = add(&rest, &mul(&stride, &constant(y)).unwrap_or_default(), -1);
         if left.keys().any(|m| !m.is_empty()) {
-            return Footprint::NotAffine(
+            return Err(Footprint::NotAffine(
                 "an offset that is not a constant number of elements and rows".into(),
-            );
+            ));
         }
-        let x = left.get(&Vec::new()).copied().unwrap_or(0);
-        dx = (dx.0.min(x), dx.1.max(x));
-        dy = (dy.0.min(y), dy.1.max(y));
+        Ok((left.get(&Vec::new()).copied().unwrap_or(0), y))
+    };
+    let (mut dx, mut dy) = ((i64::MAX, i64::MIN), (i64::MAX, i64::MIN));
+    let mut edge = false;
+    let mut offsets = Vec::new();
+    for (l, cands) in &per_load {
+        let mut own: Option<(i64, i64)> = None;
+        let mut load_edge = false;
+        for p in cands {
+            if thread_part(p) != pixel {
+                load_edge = true;
+                continue;
+            }
+            let (x, y) = offset(p)?;
+            if own.is_some_and(|o| o != (x, y)) {
+                return Err(Footprint::NotAffine(
+                    "a read at two offsets from the pixel".into(),
+                ));
+            }
+            own = Some((x, y));
+            dx = (dx.0.min(x), dx.1.max(x));
+            dy = (dy.0.min(y), dy.1.max(y));
+        }
+        edge |= load_edge;
+        match own {
+            Some((x, y)) => offsets.push(LoadOffset {
+                load: *l,
+                dx: x,
+                dy: y,
+                edge: load_edge,
+            }),
+            None => {
+                return Err(Footprint::NotAffine(
+                    "a read away from the thread's pixel".into(),
+                ))
+            }
+        }
     }
-    Footprint::Box {
+    let f = Footprint::Box {
         dx,
         dy,
         rows: symbolic.is_some(),
         edge,
-    }
+    };
+    Ok((f, offsets))
 }

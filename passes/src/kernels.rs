@@ -153,7 +153,7 @@ pub fn run(w: &mut World, cx: &mut PassContext<'_>) -> Result<(), Diagnostic> {
 }
 
 /// The block size of a launch when it is a constant `(x, y, z)`.
-fn constant_block(w: &World, block: Def) -> Option<[u32; 3]> {
+pub(crate) fn constant_block(w: &World, block: Def) -> Option<[u32; 3]> {
     if w.node(block) != Node::Tuple {
         return None;
     }
@@ -167,7 +167,7 @@ fn constant_block(w: &World, block: Def) -> Option<[u32; 3]> {
 
 /// The parameters of return points that receive a fresh allocation (`anydsl_alloc` and
 /// its kin): pointers that alias nothing allocated elsewhere.
-fn allocation_results(w: &World, conts: &[Def]) -> std::collections::HashSet<Def> {
+pub(crate) fn allocation_results(w: &World, conts: &[Def]) -> std::collections::HashSet<Def> {
     let mut out = std::collections::HashSet::new();
     for &k in conts {
         let Some((callee, args)) = w.body(k) else {
@@ -203,7 +203,11 @@ fn pointer_base(w: &World, mut d: Def) -> Def {
 /// of the program's own, each into a different one: a pointer of unknown origin (a
 /// parameter, a loaded value) or one inside a captured aggregate could point anywhere, and
 /// then no pointer is unaliased.
-fn restrict_flags(w: &World, l: &Launch, allocated: &std::collections::HashSet<Def>) -> Vec<bool> {
+pub(crate) fn restrict_flags(
+    w: &World,
+    l: &Launch,
+    allocated: &std::collections::HashSet<Def>,
+) -> Vec<bool> {
     let is_ptr = |d: Def| matches!(w.kind(w.type_of(d)), TypeKind::Ptr { .. });
     let none = vec![false; l.captured.len()];
     let mut bases = std::collections::HashSet::new();
@@ -223,7 +227,7 @@ fn restrict_flags(w: &World, l: &Launch, allocated: &std::collections::HashSet<D
 /// For each captured value: the allocation it points into, numbered in the order met, when
 /// it is a pointer into an allocation of the program's own (two pointers with different
 /// numbers cannot alias).
-fn allocation_ids(
+pub(crate) fn allocation_ids(
     w: &World,
     l: &Launch,
     allocated: &std::collections::HashSet<Def>,

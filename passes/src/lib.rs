@@ -29,6 +29,7 @@ mod pe;
 mod pipeline;
 mod report;
 mod rewrite;
+mod stage;
 
 pub use buffers::{describe as describe_root, Access, Buffer, KernelBuffers, Root};
 pub use closure::Stats as ClosureStats;

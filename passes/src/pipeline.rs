@@ -3,7 +3,7 @@
 
 use crate::buffers::KernelBuffers;
 use crate::kernels::Target;
-use crate::{cleanup, closure, compact, kernels, mem2reg, outline, pe};
+use crate::{cleanup, closure, compact, kernels, mem2reg, outline, pe, stage};
 use durin_diag::{Diagnostic, SourceMap};
 use durin_ir::{Def, World};
 use rustc_hash::FxHashMap;
@@ -142,12 +142,13 @@ enum Builtin {
     Mem2reg,
     Dce,
     Outline,
+    Stage,
     Kernels,
     ClosureConv,
 }
 
 impl Builtin {
-    const ALL: [Builtin; 9] = [
+    const ALL: [Builtin; 10] = [
         Builtin::Pe,
         Builtin::Inline,
         Builtin::Simplify,
@@ -155,6 +156,7 @@ impl Builtin {
         Builtin::Mem2reg,
         Builtin::Dce,
         Builtin::Outline,
+        Builtin::Stage,
         Builtin::Kernels,
         Builtin::ClosureConv,
     ];
@@ -178,6 +180,7 @@ impl Builtin {
             Builtin::Mem2reg => "mem2reg",
             Builtin::Dce => "dce",
             Builtin::Outline => "outline",
+            Builtin::Stage => "stage",
             Builtin::Kernels => "kernels",
             Builtin::ClosureConv => "closure-conv",
         }
@@ -192,6 +195,7 @@ impl Builtin {
             Builtin::Mem2reg => "promote stack slots whose address does not escape to values passed between continuations (SSA)",
             Builtin::Dce => "keep only what the external continuations reach",
             Builtin::Outline => "kernel outlining: the body of each GPU kernel launch becomes a closed top-level kernel taking the values it captures",
+            Builtin::Stage => "shared-memory staging (after `outline`): each read-only buffer of a kernel whose reads are a box around each thread's pixel, through a boundary handler, is loaded into a tile in shared memory at the kernel's entry, and its loads read the tile",
             Builtin::Kernels => "kernel launches become calls of the runtime: the outlined kernels go to the device code generator (CUDA), the host passes their module text and the captured values",
             Builtin::ClosureConv => "first-order form for native code: lift local functions that are only called to top level, and turn functions used as values into (code, environment) pairs",
         }
@@ -254,6 +258,7 @@ impl Pass for Builtin {
             Builtin::Outline => {
                 outline::run(w)?;
             }
+            Builtin::Stage => stage::run(w)?,
             Builtin::Kernels => kernels::run(w, cx)?,
             Builtin::ClosureConv => {
                 let (new, remap, _) = closure::run(w)?;
@@ -369,6 +374,25 @@ impl Pipeline {
         }
         self.passes.push(Box::new(Builtin::Kernels));
         self.passes.push(Box::new(Builtin::ClosureConv));
+        self
+    }
+
+    /// This pipeline with shared-memory staging: kernel outlining (unless it outlines
+    /// already) and `stage`, before the lowering of kernel launches where it has one.
+    pub fn with_staging(mut self) -> Pipeline {
+        let is = |p: &Box<dyn Pass>, b: Builtin| p.name() == b.name();
+        if self.passes.iter().any(|p| is(p, Builtin::Stage)) {
+            return self;
+        }
+        let at = (self.passes.iter())
+            .position(|p| is(p, Builtin::Kernels))
+            .unwrap_or(self.passes.len());
+        let mut add: Vec<Box<dyn Pass>> = Vec::new();
+        if !self.passes.iter().any(|p| is(p, Builtin::Outline)) {
+            add.push(Box::new(Builtin::Outline));
+        }
+        add.push(Box::new(Builtin::Stage));
+        self.passes.splice(at..at, add);
         self
     }
 
