@@ -11,6 +11,7 @@
 //!   the native pipeline (or `passes`, made native);
 //! - `target: cpu`: compile for the CPU (`--target cpu`; the default is CUDA);
 //! - `report: shm`: the report of each kernel's buffers (`--report shm`) is output too;
+//! - `shm: on`: stage read-only buffers into shared memory (`--shm on`);
 //! - `exit: 1`: the command must fail (its diagnostics are then part of the output);
 //! - `check: TEXT`: `TEXT` appears in the output, after what the previous `check` matched;
 //! - `check-not: TEXT`: `TEXT` appears nowhere in the output.
@@ -22,7 +23,7 @@
 
 mod common;
 
-use durin_driver::{Emit, IrAction, Options, Report, Session, Target};
+use durin_driver::{Emit, IrAction, Options, Report, Session, Shm, Target};
 use std::path::{Path, PathBuf};
 
 /// What a file says about itself.
@@ -32,6 +33,7 @@ struct Header {
     emit_cuda: bool,
     cpu_target: bool,
     report_shm: bool,
+    shm: bool,
     exit: i32,
     checks: Vec<String>,
     check_nots: Vec<String>,
@@ -58,6 +60,7 @@ fn header(src: &str, m: &str) -> Result<Header, String> {
             "emit" if value == "cuda" => h.emit_cuda = true,
             "target" if value == "cpu" => h.cpu_target = true,
             "report" if value == "shm" => h.report_shm = true,
+            "shm" if value == "on" => h.shm = true,
             "exit" => {
                 h.exit = value
                     .parse()
@@ -84,6 +87,7 @@ fn run(path: &Path, h: &Header) -> (i32, String) {
             Target::Cuda
         },
         report: h.report_shm.then_some(Report::Shm),
+        shm: if h.shm { Shm::On } else { Shm::Off },
         ..Options::default()
     };
     let mut session = Session::new(options, &mut out, &mut err);

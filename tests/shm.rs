@@ -1,8 +1,9 @@
-//! Property test of read-only tracing and footprints (`--report shm`): random 2D stencil
-//! kernels, 1 to 3 input buffers each read at random offsets through a clamp, some inputs
-//! also written, some views into the output's allocation. The report must call every
-//! written buffer written, never call a buffer that may alias a written one read-only, and
-//! give each read-only buffer the box of its offsets.
+//! Property test of read-only tracing, footprints and staging: random 2D stencil kernels,
+//! 1 to 3 input buffers each read at random offsets through a clamp, some inputs also
+//! written, some views into the output's allocation. The report (`--report shm`) must call
+//! every written buffer written, never call a buffer that may alias a written one
+//! read-only, and give each read-only buffer the box of its offsets; and the kernel must
+//! compute the same bits with staging (`--shm on`) as without, in the interpreter.
 
 mod common;
 
@@ -21,10 +22,13 @@ enum Kind {
     Written,
 }
 
-/// The program: the inputs' kinds and read offsets.
+/// The program: the inputs' kinds and read offsets (a view into the output's allocation,
+/// which is twice the image and 4 elements more, starts at `w h + i` for input i). Its width is a value known at run
+/// time, a multiple of the block's (`32 + 8 argc`); it fills the inputs, runs the kernel
+/// and prints a hash of the bits of what it wrote.
 fn program(inputs: &[(Kind, Vec<(i32, i32)>)]) -> String {
     let mut s = String::from(
-        "fn main(argc: i32, _argv: &[&[u8]]) -> i32 {\n    let (w, h) = (40 + argc, 24);\n    let acc = cuda_accelerator(0);\n    let dout = acc.alloc(2 * (w * h) as i64 * 4);\n    let out = dout.data as &mut addrspace(1) [f32];\n",
+        "fn main(argc: i32, _argv: &[&[u8]]) -> i32 {\n    let (w, h) = (32 + 8 * argc, 24);\n    let acc = cuda_accelerator(0);\n    let host = alloc_cpu((2 * w * h + 4) as i64 * 4);\n    let hd = host.data as &mut [f32];\n    for i in range(0, 2 * w * h + 4) { hd(i) = ((i * 37) % 101) as f32 * 0.25 as f32 }\n    let dout = acc.alloc((2 * w * h + 4) as i64 * 4);\n    copy(host, dout);\n    let out = dout.data as &mut addrspace(1) [f32];\n",
     );
     for (i, (kind, _)) in inputs.iter().enumerate() {
         match kind {
@@ -32,7 +36,7 @@ fn program(inputs: &[(Kind, Vec<(i32, i32)>)]) -> String {
                 "    let in{i} = &mut out(w * h + {i}) as &mut addrspace(1) [f32];\n"
             )),
             _ => s.push_str(&format!(
-                "    let d{i} = acc.alloc((w * h) as i64 * 4);\n    let in{i} = d{i}.data as &mut addrspace(1) [f32];\n"
+                "    let d{i} = acc.alloc((w * h) as i64 * 4);\n    copy_offset(host, ({i} * 4) as i64, d{i}, 0 as i64, (w * h) as i64 * 4);\n    let in{i} = d{i}.data as &mut addrspace(1) [f32];\n"
             )),
         }
     }
@@ -49,7 +53,21 @@ fn program(inputs: &[(Kind, Vec<(i32, i32)>)]) -> String {
             s.push_str(&format!("        in{i}(y * w + x) = s;\n"));
         }
     }
-    s.push_str("        out(y * w + x) = s;\n    }\n    acc.sync();\n    0\n}\n");
+    s.push_str("        out(y * w + x) = s;\n    }\n    acc.sync();\n    copy(dout, host);\n");
+    s.push_str(
+        "    let mut hsh: u64 = 1469598103934665603;\n    let prime: u64 = 1099511628211;\n",
+    );
+    s.push_str(
+        "    for i in range(0, 2 * w * h) { hsh = (hsh ^ (*(&hd(i) as &u32) as u64)) * prime }\n",
+    );
+    for (i, (kind, _)) in inputs.iter().enumerate() {
+        if *kind == Kind::Written {
+            s.push_str(&format!(
+                "    let hb{i} = alloc_cpu((w * h) as i64 * 4);\n    copy_offset(d{i}, 0 as i64, hb{i}, 0 as i64, (w * h) as i64 * 4);\n    for i in range(0, w * h) {{ hsh = (hsh ^ (*(&(hb{i}.data as &[f32])(i) as &u32) as u64)) * prime }}\n"
+            ));
+        }
+    }
+    s.push_str("    print_u64(hsh); print_char('\\n');\n    0\n}\n");
     s
 }
 
@@ -74,13 +92,38 @@ fn report(src: &str) -> String {
     text
 }
 
+/// What the program prints, run in the interpreter with its kernels (`--shm` as given).
+fn interp(src: &str, shm: &str) -> String {
+    let path = std::env::temp_dir().join(format!("durin-shm-run-{}.art", std::process::id()));
+    std::fs::write(&path, src).expect("a temporary file");
+    let out = common::durin(&[
+        "run",
+        "--backend",
+        "interp",
+        "--target",
+        "cuda",
+        "--shm",
+        shm,
+        "--fuel",
+        "4000000000",
+        path.to_str().expect("a path"),
+    ]);
+    let _ = std::fs::remove_file(&path);
+    assert!(
+        out.status.success(),
+        "{src}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 #[test]
 fn written_and_aliased_buffers_are_never_read_only_and_footprints_are_the_offsets() {
     let offsets = prop::collection::vec((-3i32..=3, -3i32..=3), 1..5);
     let kind = prop_oneof![Just(Kind::Own), Just(Kind::AliasOut), Just(Kind::Written)];
     let case = prop::collection::vec((kind, offsets), 1..4);
     let mut runner = TestRunner::new(Config {
-        cases: 64,
+        cases: 24,
         failure_persistence: None,
         ..Config::default()
     });
@@ -116,6 +159,10 @@ fn written_and_aliased_buffers_are_never_read_only_and_footprints_are_the_offset
             want.sort();
             got.sort();
             prop_assert_eq!(got, want, "{}\n{}", src, text);
+            // Staged or not, the kernel computes the same bits (in the interpreter's launch
+            // semantics: blocks, barriers, shared memory per block).
+            let runs: Vec<String> = ["off", "on"].iter().map(|shm| interp(&src, shm)).collect();
+            prop_assert_eq!(&runs[0], &runs[1], "{}", src);
             Ok(())
         })
         .unwrap();

@@ -378,7 +378,8 @@ impl Pipeline {
     }
 
     /// This pipeline with shared-memory staging: kernel outlining (unless it outlines
-    /// already) and `stage`, before the lowering of kernel launches where it has one.
+    /// already), `stage` and `simplify`, before the lowering of kernel launches where it
+    /// has one.
     pub fn with_staging(mut self) -> Pipeline {
         let is = |p: &Box<dyn Pass>, b: Builtin| p.name() == b.name();
         if self.passes.iter().any(|p| is(p, Builtin::Stage)) {
@@ -392,6 +393,8 @@ impl Pipeline {
             add.push(Box::new(Builtin::Outline));
         }
         add.push(Box::new(Builtin::Stage));
+        // What only the replaced loads used (the handler's branches) goes.
+        add.push(Box::new(Builtin::Simplify));
         self.passes.splice(at..at, add);
         self
     }
