@@ -364,6 +364,12 @@ impl<'io> Session<'io> {
             (Shm::On, None) => pipeline.with_staging(),
             _ => pipeline,
         };
+        // The interpreter runs CUDA kernels for the CUDA target only; for the CPU, a CUDA
+        // launch is the compile-time error it is for native code.
+        let pipeline = match (native, purpose, cpu_reason) {
+            (false, Purpose::Run, Some(_)) => pipeline.with_launch_check(),
+            _ => pipeline,
+        };
         let run_opts = RunOptions {
             verify_each: o.verify_each,
             print_after: o.print_after.clone(),

@@ -377,6 +377,20 @@ impl Pipeline {
         self
     }
 
+    /// This pipeline ending with the lowering of kernel launches (where it has none): for
+    /// the interpreter under a CPU target, which then stops at a CUDA launch at compile
+    /// time, as native code does, instead of running it.
+    pub fn with_launch_check(mut self) -> Pipeline {
+        if !self
+            .passes
+            .iter()
+            .any(|p| p.name() == Builtin::Kernels.name())
+        {
+            self.passes.push(Box::new(Builtin::Kernels));
+        }
+        self
+    }
+
     /// This pipeline with shared-memory staging: kernel outlining (unless it outlines
     /// already), `stage` and `simplify`, before the lowering of kernel launches where it
     /// has one.
