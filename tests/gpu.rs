@@ -3,7 +3,7 @@
 //! there is no CUDA driver).
 
 mod common;
-use common::durin;
+use common::{durin, interp_cuda};
 
 /// The IR of `program` after `O2`, kernel outlining and dead-code elimination.
 fn outlined(program: &str) -> String {
@@ -105,10 +105,10 @@ fn every_kernel_compiles_with_nvrtc_for_sm_90() {
     );
     let dir = std::env::temp_dir().join(format!("durin-ptx-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    for p in PROGRAMS {
-        let out_file = dir.join("out.ptx");
-        let out = durin(&[
-            "build",
+    let ptx = |extra: &[&str], p: &str, out_file: &std::path::Path| {
+        let mut args = vec!["build"];
+        args.extend_from_slice(extra);
+        args.extend_from_slice(&[
             "--emit",
             "ptx",
             "--gpu-arch",
@@ -117,7 +117,14 @@ fn every_kernel_compiles_with_nvrtc_for_sm_90() {
             out_file.to_str().unwrap(),
             p,
         ]);
-        ok(&out, &format!("compiling the kernels of {p} to PTX"));
+        ok(
+            &durin(&args),
+            &format!("compiling the kernels of {p} {extra:?} to PTX"),
+        );
+    };
+    for p in PROGRAMS {
+        let out_file = dir.join("out.ptx");
+        ptx(&[], p, &out_file);
         let ptx = std::fs::read_to_string(&out_file).unwrap();
         assert!(ptx.contains(".target sm_90"), "{p}: {ptx}");
         assert!(
@@ -126,22 +133,10 @@ fn every_kernel_compiles_with_nvrtc_for_sm_90() {
         );
     }
     // The staged kernels too.
-    let out_file = dir.join("staged.ptx");
-    let out = durin(&[
-        "build",
-        "--shm",
-        "on",
-        "--emit",
-        "ptx",
-        "--gpu-arch",
-        "sm_90",
-        "-o",
-        out_file.to_str().unwrap(),
+    ptx(
+        &["--shm", "on"],
         "tests/gpu/staging.art",
-    ]);
-    ok(
-        &out,
-        "compiling the staged kernels of tests/gpu/staging.art to PTX",
+        &dir.join("staged.ptx"),
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -214,19 +209,14 @@ fn the_interpreter_runs_cuda_kernels() {
         ),
     ];
     for (p, want) in cases {
-        assert_eq!(ok(&interp_cuda(p), p), want, "{p}");
+        assert_eq!(ok(&interp_cuda("off", &[p]), p), want, "{p}");
     }
-}
-
-/// Runs `p` in the interpreter with the CUDA target (its kernels in the interpreter).
-fn interp_cuda(p: &str) -> std::process::Output {
-    durin(&["run", "--backend", "interp", "--target", "cuda", p])
 }
 
 /// Runs `p` in the interpreter with the CUDA target; it must stop with a run-time error
 /// that says `what`.
 fn interp_cuda_stops(p: &str, what: &str) {
-    let out = interp_cuda(p);
+    let out = interp_cuda("off", &[p]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(101), "{err}");
     assert!(err.contains(what), "{err}");
@@ -248,7 +238,7 @@ fn the_interpreter_reports_a_data_race_on_shared_memory() {
         "tile(t) = t as f32;\n        acc.barrier();",
     );
     std::fs::write(&fixed, text).expect("a temporary file");
-    let out = interp_cuda(fixed.to_str().expect("a path"));
+    let out = interp_cuda("off", &[fixed.to_str().expect("a path")]);
     let _ = std::fs::remove_file(&fixed);
     ok(&out, "the same kernel with a barrier");
 }
@@ -262,21 +252,7 @@ fn staging_changes_no_bit_in_the_interpreter() {
     for (w, h) in [(37, 21), (70, 9), (3, 2), (1, 1)] {
         let (ws, hs) = (w.to_string(), h.to_string());
         let run = |shm: &str| {
-            let out = durin(&[
-                "run",
-                "--backend",
-                "interp",
-                "--target",
-                "cuda",
-                "--shm",
-                shm,
-                "--fuel",
-                "4000000000",
-                "tests/gpu/staging.art",
-                "--",
-                &ws,
-                &hs,
-            ]);
+            let out = interp_cuda(shm, &["tests/gpu/staging.art", "--", &ws, &hs]);
             ok(&out, &format!("staging.art {w}x{h} --shm {shm}"))
         };
         assert_eq!(run("on"), run("off"), "{w}x{h}");

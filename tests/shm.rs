@@ -96,18 +96,7 @@ fn report(src: &str) -> String {
 fn interp(src: &str, shm: &str) -> String {
     let path = std::env::temp_dir().join(format!("durin-shm-run-{}.art", std::process::id()));
     std::fs::write(&path, src).expect("a temporary file");
-    let out = common::durin(&[
-        "run",
-        "--backend",
-        "interp",
-        "--target",
-        "cuda",
-        "--shm",
-        shm,
-        "--fuel",
-        "4000000000",
-        path.to_str().expect("a path"),
-    ]);
+    let out = common::interp_cuda(shm, &[path.to_str().expect("a path")]);
     let _ = std::fs::remove_file(&path);
     assert!(
         out.status.success(),

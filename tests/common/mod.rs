@@ -30,3 +30,21 @@ pub fn durin(args: &[&str]) -> std::process::Output {
 pub fn bless() -> bool {
     std::env::var("DURIN_BLESS").is_ok_and(|v| v == "1")
 }
+
+/// Runs `durin run` in the interpreter with the CUDA target (kernels in the interpreter),
+/// staging as `shm` says, fuel for big grids, then `args` (the program and its arguments).
+pub fn interp_cuda(shm: &str, args: &[&str]) -> std::process::Output {
+    let mut all = vec![
+        "run",
+        "--backend",
+        "interp",
+        "--target",
+        "cuda",
+        "--shm",
+        shm,
+        "--fuel",
+        "4000000000",
+    ];
+    all.extend_from_slice(args);
+    durin(&all)
+}
