@@ -384,13 +384,16 @@ impl<'io> Session<'io> {
         let mut cx = PassContext::new(Config { fuel: o.pe_fuel })
             .with_target(target)
             .with_sources(&sources);
+        if o.report == Some(Report::Shm) {
+            cx = cx.with_kernel_report();
+        }
         let out = &mut *self.out;
         let result = pipeline.run_in(&mut w, &run_opts, &mut cx, |pass, text| {
             let _ = writeln!(out, "// ----- after {pass} -----");
             let _ = out.write_all(text.as_bytes());
         });
         let main = main.and_then(|m| cx.follow(m));
-        let kernel_buffers = cx.kernel_buffers().to_vec();
+        let kernel_buffers = cx.take_kernel_buffers();
         drop(cx);
         self.sources = sources;
         let times = result.map_err(|d| self.fail(d))?;

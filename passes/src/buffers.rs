@@ -17,7 +17,7 @@
 //! - a store through a pointer of unknown origin (loaded from memory, returned by a call)
 //!   may write anything: every read-only root is disqualified;
 //! - a read-only root that may alias a written one is disqualified, unless the launch shows
-//!   it unaliased (`Kernel::restrict`) or shows the two in different allocations.
+//!   the two in different allocations.
 //!
 //! The analysis is flow-insensitive and context-insensitive: it never calls a written
 //! buffer read-only, and may call a read-only buffer disqualified.
@@ -67,6 +67,20 @@ pub struct Buffer {
     pub(crate) offsets: Vec<LoadOffset>,
 }
 
+impl Buffer {
+    /// A buffer nothing has been found to access yet.
+    fn unused(root: Root) -> Buffer {
+        Buffer {
+            root,
+            access: Access::Unused,
+            at: None,
+            loads: 0,
+            footprint: None,
+            offsets: Vec::new(),
+        }
+    }
+}
+
 /// The buffers of one kernel.
 #[derive(Clone, Debug)]
 pub struct KernelBuffers {
@@ -82,6 +96,8 @@ pub struct KernelBuffers {
     pub buffers: Vec<Buffer>,
     /// The parameters that hold CUDA indices.
     pub(crate) index_params: Vec<(Def, IndexVar)>,
+    /// The continuations the kernel reaches, the kernel first.
+    pub(crate) conts: Vec<Def>,
 }
 
 /// The imports that write through their first argument.
@@ -281,10 +297,10 @@ pub(crate) fn holds_pointer(w: &World, t: durin_ir::Type) -> bool {
     }
 }
 
-/// The buffers of kernel `k` of the device world `w` (after the device pipeline); `bases`
-/// numbers the allocation each value parameter points into, where the launch shows it
-/// (parameters with different numbers do not alias); `host` is the launch's side, whose
-/// arithmetic on the values it passes the footprints see through.
+/// The buffers of kernel `k` of `w` (a closed, outlined kernel); `bases` numbers the
+/// allocation each value parameter points into, where the launch shows it (parameters
+/// with different numbers do not alias); `host` is the launch's side, whose arithmetic on
+/// the values it passes the footprints see through.
 pub(crate) fn trace(
     w: &World,
     k: &Kernel,
@@ -294,7 +310,6 @@ pub(crate) fn trace(
     let mut t = Tracer::new(w, k.def);
     t.collect();
     t.propagate();
-    // Every root any def has, with its accesses.
     // The pointer parameters, whether used or not, and the roots the accesses name.
     let mut buffers: FxHashMap<Root, Buffer> = FxHashMap::default();
     let mut unknown_store: Option<Option<Span>> = None;
@@ -307,30 +322,13 @@ pub(crate) fn trace(
                 param: i - 1,
                 path: Vec::new(),
             };
-            buffers.insert(
-                r.clone(),
-                Buffer {
-                    root: r,
-                    access: Access::Unused,
-                    at: None,
-                    loads: 0,
-                    footprint: None,
-                    offsets: Vec::new(),
-                },
-            );
+            buffers.insert(r.clone(), Buffer::unused(r));
         }
     }
     let roots_of = |d: Def| t.roots.get(&d).cloned().unwrap_or_default();
     let mut load_defs: FxHashMap<Root, Vec<Def>> = FxHashMap::default();
     let mark = |buffers: &mut FxHashMap<Root, Buffer>, r: &Root, a: Access, at: Option<Span>| {
-        let b = buffers.entry(r.clone()).or_insert_with(|| Buffer {
-            root: r.clone(),
-            access: Access::Unused,
-            at: None,
-            loads: 0,
-            footprint: None,
-            offsets: Vec::new(),
-        });
+        let b = (buffers.entry(r.clone())).or_insert_with(|| Buffer::unused(r.clone()));
         // Disqualified beats written beats read-only.
         let rank = |a: &Access| match a {
             Access::Unused => 0,
@@ -349,9 +347,6 @@ pub(crate) fn trace(
             Node::Load => {
                 for r in roots_of(ops[1]) {
                     mark(&mut buffers, &r, Access::ReadOnly, place);
-                    if let Some(b) = buffers.get_mut(&r) {
-                        b.loads += 1;
-                    }
                     load_defs.entry(r).or_default().push(d);
                 }
             }
@@ -424,16 +419,14 @@ pub(crate) fn trace(
         }
     }
     // Aliasing: a read-only buffer and a written one may be the same memory unless the
-    // launch shows the read-only one unaliased.
+    // launch shows them in different allocations.
     let written: Vec<Root> = buffers
         .iter()
         .filter(|b| b.access == Access::Written)
         .map(|b| b.root.clone())
         .collect();
     for b in &mut buffers {
-        let shown =
-            b.root.path.is_empty() && k.restrict.get(b.root.param).copied().unwrap_or(false);
-        if b.access == Access::ReadOnly && !shown {
+        if b.access == Access::ReadOnly {
             let base = |r: &Root| match r.path.is_empty() {
                 true => bases.get(r.param).copied().flatten(),
                 false => None,
@@ -449,10 +442,12 @@ pub(crate) fn trace(
         }
     }
     // What a block reads of each read-only buffer.
-    let mut ix = Indices::new(w, k.def, k.block, &t.conts, t.incoming.clone(), host);
+    let incoming = std::mem::take(&mut t.incoming);
+    let mut ix = Indices::new(w, k.def, k.block, &t.conts, incoming, host);
     for b in &mut buffers {
+        let loads = load_defs.get(&b.root).map(Vec::as_slice).unwrap_or(&[]);
+        b.loads = loads.len();
         if b.access == Access::ReadOnly {
-            let loads = load_defs.get(&b.root).map(Vec::as_slice).unwrap_or(&[]);
             match analyze(&mut ix, loads) {
                 Ok((f, offsets)) => {
                     b.footprint = Some(f);
@@ -470,6 +465,7 @@ pub(crate) fn trace(
         block: k.block,
         buffers,
         index_params,
+        conts: t.conts,
     }
 }
 

@@ -95,10 +95,8 @@ pub(crate) struct Indices<'w> {
     w: &'w World,
     kernel: Def,
     block: Option<[u32; 3]>,
-    /// The thread-index atom each return-point parameter holds (`threadIdx.x` ...).
-    specials: FxHashMap<Def, Atom>,
-    /// `blockDim` components: return-point parameters and the component.
-    dims: FxHashMap<Def, u8>,
+    /// The CUDA index each return-point parameter holds (`threadIdx.x` ...).
+    specials: FxHashMap<Def, IndexVar>,
     /// The values passed to each block parameter.
     incoming: FxHashMap<Def, Vec<Def>>,
     memo: FxHashMap<Def, Result<Vec<Poly>, String>>,
@@ -146,18 +144,7 @@ pub(crate) enum IndexVar {
 impl<'w> Indices<'w> {
     /// The parameters that hold CUDA indices, with which.
     pub(crate) fn index_params(&self) -> Vec<(Def, IndexVar)> {
-        let mut out: Vec<(Def, IndexVar)> = self
-            .specials
-            .iter()
-            .map(|(&p, &a)| match a {
-                Atom::Tid(c) => (p, IndexVar::Tid(c)),
-                _ => match a {
-                    Atom::Bid(c) => (p, IndexVar::Bid(c)),
-                    _ => (p, IndexVar::Dim(0)),
-                },
-            })
-            .collect();
-        out.extend(self.dims.iter().map(|(&p, &c)| (p, IndexVar::Dim(c))));
+        let mut out: Vec<(Def, IndexVar)> = self.specials.iter().map(|(&p, &v)| (p, v)).collect();
         out.sort_by_key(|&(p, _)| p);
         out
     }
@@ -181,7 +168,6 @@ impl<'w> Indices<'w> {
             }
         }
         let mut specials = FxHashMap::default();
-        let mut dims = FxHashMap::default();
         for &k in conts {
             let Some((callee, args)) = w.body(k) else {
                 continue;
@@ -202,25 +188,19 @@ impl<'w> Indices<'w> {
             let Some(p) = w.param_if_built(ret, 1) else {
                 continue;
             };
-            match var {
-                "threadIdx" => {
-                    specials.insert(p, Atom::Tid(c));
-                }
-                "blockIdx" => {
-                    specials.insert(p, Atom::Bid(c));
-                }
-                "blockDim" => {
-                    dims.insert(p, c);
-                }
-                _ => {}
-            }
+            let v = match var {
+                "threadIdx" => IndexVar::Tid(c),
+                "blockIdx" => IndexVar::Bid(c),
+                "blockDim" => IndexVar::Dim(c),
+                _ => continue,
+            };
+            specials.insert(p, v);
         }
         Indices {
             w,
             kernel,
             block,
             specials,
-            dims,
             incoming,
             memo: FxHashMap::default(),
             thread_memo: FxHashMap::default(),
@@ -237,7 +217,10 @@ impl<'w> Indices<'w> {
         self.thread_memo.insert(d, false);
         let w = self.w;
         let b = match w.node(d) {
-            Node::Param(_) if self.specials.contains_key(&d) => true,
+            // `blockDim` is the same for every thread.
+            Node::Param(_) if self.specials.contains_key(&d) => {
+                !matches!(self.specials[&d], IndexVar::Dim(_))
+            }
             Node::Param(_) if w.ops(d)[0] == self.kernel => false,
             Node::Param(_) => match self.incoming.get(&d).cloned() {
                 Some(args) => args.into_iter().any(|a| self.depends_on_thread(a)),
@@ -276,11 +259,11 @@ impl<'w> Indices<'w> {
 
     fn compute(&mut self, d: Def) -> Result<Vec<Poly>, String> {
         let w = self.w;
-        if let Some(&a) = self.specials.get(&d) {
-            return Ok(vec![atom(a)]);
-        }
-        if let (Some(&c), Some(b)) = (self.dims.get(&d), self.block) {
-            return Ok(vec![constant(b[c as usize] as i64)]);
+        match (self.specials.get(&d), self.block) {
+            (Some(&IndexVar::Tid(c)), _) => return Ok(vec![atom(Atom::Tid(c))]),
+            (Some(&IndexVar::Bid(c)), _) => return Ok(vec![atom(Atom::Bid(c))]),
+            (Some(&IndexVar::Dim(c)), Some(b)) => return Ok(vec![constant(b[c as usize] as i64)]),
+            _ => {}
         }
         let uniform = !self.depends_on_thread(d);
         let arith = matches!(
@@ -369,9 +352,7 @@ fn sign_extend(w: &World, d: Def, v: u64) -> i64 {
 /// What a block reads of a buffer.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Footprint {
-    /// Offsets around each thread's pixel: columns `dx.0..=dx.1`, rows `dy.0..=dy.1` (rows
-    /// `stride` elements apart, a uniform value; `None` where every read is in the
-    /// thread's row); `edge`: some reads are the boundary handler's (outside the image).
+    /// Offsets around each thread's pixel: columns `dx.0..=dx.1`, rows `dy.0..=dy.1`.
     Box {
         /// Smallest and largest column offset.
         dx: (i64, i64),
@@ -400,9 +381,8 @@ pub(crate) struct LoadOffset {
     pub(crate) edge: bool,
 }
 
-/// The footprint of the loads `loads` (each `load(mem, ptr)`) through one buffer.
-
-/// The footprint of `loads` and where each reads, when it is a box.
+/// The footprint of `loads` (each `load(mem, ptr)`, through one buffer) and where each
+/// reads, when it is a box; otherwise the footprint that says why not.
 pub(crate) fn analyze(
     ix: &mut Indices,
     loads: &[Def],

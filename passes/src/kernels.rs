@@ -106,14 +106,10 @@ pub fn run(w: &mut World, cx: &mut PassContext<'_>) -> Result<(), Diagnostic> {
     let allocated = allocation_results(w, live.conts());
     // Outlining (which every native pipeline runs before this pass) has checked that each
     // kernel is a known, closed continuation.
-    let mut kernels: Vec<Kernel> = launches
+    let (mut kernels, bases): (Vec<Kernel>, Vec<Vec<Option<usize>>>) = launches
         .iter()
-        .map(|l| Kernel {
-            def: l.kernel,
-            restrict: restrict_flags(w, l, &allocated),
-            block: constant_block(w, l.block),
-        })
-        .collect();
+        .map(|l| launched_kernel(w, l, &allocated))
+        .unzip();
     // The device world: the kernels are its only entries.
     let mut device = w.clone();
     device.clear_externals();
@@ -131,18 +127,25 @@ pub fn run(w: &mut World, cx: &mut PassContext<'_>) -> Result<(), Diagnostic> {
         })?;
     }
     let module = codegen.compile(&device, &kernels)?;
-    for ((k, l), name) in kernels.iter().zip(&launches).zip(&module.kernel_names) {
-        let bases = allocation_ids(w, l, &allocated);
-        let mut found = buffers::trace(&device, k, &bases, Some((w, &l.captured)));
-        found.name = name.clone();
-        found.loc = launch_loc(w, l, sources);
-        cx.kernel_buffers.push(found);
-    }
     if module.kernel_names.len() != launches.len() {
         return Err(Diagnostic::error_at(
             None,
             "internal compiler error: the device code generator did not name every kernel",
         ));
+    }
+    // The buffers of each kernel, where the caller asked for them (`--report shm`).
+    if let Some(out) = cx.kernel_buffers.as_mut() {
+        for (((k, l), name), bases) in kernels
+            .iter()
+            .zip(&launches)
+            .zip(&module.kernel_names)
+            .zip(&bases)
+        {
+            let mut found = buffers::trace(&device, k, bases, Some((w, &l.captured)));
+            found.name = name.clone();
+            found.loc = launch_loc(w, l, sources);
+            out.push(found);
+        }
     }
     let src = string_global(w, &module.source, "cuda_module");
     let launch_fn = launch_function(w);
@@ -153,7 +156,7 @@ pub fn run(w: &mut World, cx: &mut PassContext<'_>) -> Result<(), Diagnostic> {
 }
 
 /// The block size of a launch when it is a constant `(x, y, z)`.
-pub(crate) fn constant_block(w: &World, block: Def) -> Option<[u32; 3]> {
+fn constant_block(w: &World, block: Def) -> Option<[u32; 3]> {
     if w.node(block) != Node::Tuple {
         return None;
     }
@@ -198,36 +201,41 @@ fn pointer_base(w: &World, mut d: Def) -> Def {
     d
 }
 
-/// For each captured value: whether it is a pointer shown unaliased by every other pointer
-/// the kernel gets. That holds only when every captured pointer points into an allocation
-/// of the program's own, each into a different one: a pointer of unknown origin (a
-/// parameter, a loaded value) or one inside a captured aggregate could point anywhere, and
-/// then no pointer is unaliased.
-pub(crate) fn restrict_flags(
+/// The kernel of launch `l` as a device code generator gets it, and the allocation each
+/// captured value points into ([`allocation_ids`]).
+pub(crate) fn launched_kernel(
     w: &World,
     l: &Launch,
     allocated: &std::collections::HashSet<Def>,
-) -> Vec<bool> {
+) -> (Kernel, Vec<Option<usize>>) {
+    let ids = allocation_ids(w, l, allocated);
+    let kernel = Kernel {
+        def: l.kernel,
+        restrict: restrict_flags(w, l, &ids),
+        block: constant_block(w, l.block),
+    };
+    (kernel, ids)
+}
+
+/// For each captured value: whether it is a pointer shown unaliased by every other pointer
+/// the kernel gets. That holds only when every captured pointer points into an allocation
+/// of the program's own (`ids`), each into a different one: a pointer of unknown origin (a
+/// parameter, a loaded value) or one inside a captured aggregate could point anywhere, and
+/// then no pointer is unaliased.
+fn restrict_flags(w: &World, l: &Launch, ids: &[Option<usize>]) -> Vec<bool> {
     let is_ptr = |d: Def| matches!(w.kind(w.type_of(d)), TypeKind::Ptr { .. });
-    let none = vec![false; l.captured.len()];
-    let mut bases = std::collections::HashSet::new();
-    for &c in &l.captured {
-        if is_ptr(c) {
-            let b = pointer_base(w, c);
-            if !allocated.contains(&b) || !bases.insert(b) {
-                return none;
-            }
-        } else if holds_pointer(w, w.type_of(c)) {
-            return none;
-        }
-    }
-    l.captured.iter().map(|&c| is_ptr(c)).collect()
+    let mut seen = std::collections::HashSet::new();
+    let all_apart = l.captured.iter().zip(ids).all(|(&c, id)| match id {
+        Some(id) => seen.insert(*id),
+        None => !holds_pointer(w, w.type_of(c)),
+    });
+    l.captured.iter().map(|&c| all_apart && is_ptr(c)).collect()
 }
 
 /// For each captured value: the allocation it points into, numbered in the order met, when
 /// it is a pointer into an allocation of the program's own (two pointers with different
 /// numbers cannot alias).
-pub(crate) fn allocation_ids(
+fn allocation_ids(
     w: &World,
     l: &Launch,
     allocated: &std::collections::HashSet<Def>,

@@ -62,8 +62,9 @@ pub struct PassContext<'a> {
     target: Target<'a>,
     sources: Option<&'a SourceMap>,
     moved: Option<Remap>,
-    /// What read-only tracing found in each kernel the `kernels` pass compiled.
-    pub(crate) kernel_buffers: Vec<KernelBuffers>,
+    /// What read-only tracing found in each kernel the `kernels` pass compiled, when the
+    /// caller asked ([`PassContext::with_kernel_report`]).
+    pub(crate) kernel_buffers: Option<Vec<KernelBuffers>>,
 }
 
 impl<'a> PassContext<'a> {
@@ -75,13 +76,23 @@ impl<'a> PassContext<'a> {
             target: Target::default(),
             sources: None,
             moved: None,
-            kernel_buffers: Vec::new(),
+            kernel_buffers: None,
         }
     }
 
-    /// The buffers of each kernel compiled so far (read-only tracing, for `--report shm`).
-    pub fn kernel_buffers(&self) -> &[KernelBuffers] {
-        &self.kernel_buffers
+    /// The same context asking the `kernels` pass for each kernel's buffers (read-only
+    /// tracing and footprints, for `--report shm`), which it otherwise does not compute.
+    pub fn with_kernel_report(mut self) -> PassContext<'a> {
+        self.kernel_buffers = Some(Vec::new());
+        self
+    }
+
+    /// The buffers of each kernel compiled so far (with [`PassContext::with_kernel_report`]).
+    pub fn take_kernel_buffers(&mut self) -> Vec<KernelBuffers> {
+        self.kernel_buffers
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
     }
 
     /// The same context with kernel launches going to `target`.

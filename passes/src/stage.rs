@@ -21,11 +21,12 @@
 
 use crate::buffers::{self, Access, KernelBuffers};
 use crate::footprint::{Footprint, IndexVar, LoadOffset};
-use crate::kernels::{allocation_ids, allocation_results, constant_block, restrict_flags};
+use crate::kernels::{allocation_results, launched_kernel};
 use crate::live::Live;
 use crate::rewrite::Rewriter;
 use durin_diag::Diagnostic;
-use durin_ir::{AddrSpace, ArithOp, CmpOp, Def, Kernel, Node, TypeKind, World};
+use durin_ir::layout::size_align;
+use durin_ir::{AddrSpace, ArithOp, CmpOp, Def, Kernel, Node, World};
 
 /// The most shared memory a kernel's tiles may take (CUDA's static limit per block).
 const MAX_SHARED: i64 = 48 * 1024;
@@ -36,12 +37,7 @@ pub fn run(w: &mut World) -> Result<(), Diagnostic> {
     let launches = live.launches(w);
     let allocated = allocation_results(w, live.conts());
     for l in &launches {
-        let k = Kernel {
-            def: l.kernel,
-            restrict: restrict_flags(w, l, &allocated),
-            block: constant_block(w, l.block),
-        };
-        let bases = allocation_ids(w, l, &allocated);
+        let (k, bases) = launched_kernel(w, l, &allocated);
         let found = buffers::trace(w, &k, &bases, Some((w, &l.captured)));
         stage_kernel(w, &k, &found);
     }
@@ -65,7 +61,11 @@ fn stage_kernel(w: &mut World, k: &Kernel, found: &KernelBuffers) {
     let index_params = &found.index_params;
     let mut plans = Vec::new();
     let mut bytes = 0i64;
-    let mut cloner = Cloner::new(w, k.def);
+    // The kernel's own continuations, before the staging code changes it.
+    let original: Vec<Def> = (found.conts.iter().copied())
+        .filter(|&c| w.body(c).is_some())
+        .collect();
+    let mut cloner = Cloner::new(w, &original);
     for b in &found.buffers {
         let (
             Access::ReadOnly,
@@ -89,7 +89,8 @@ fn stage_kernel(w: &mut World, k: &Kernel, found: &KernelBuffers) {
             continue;
         }
         let elem = load_type(w, template.load);
-        let size = (bx as i64 + dx.1 - dx.0) * (by as i64 + dy.1 - dy.0) * elem_size(w, elem);
+        let size =
+            (bx as i64 + dx.1 - dx.0) * (by as i64 + dy.1 - dy.0) * size_align(w, elem).0 as i64;
         if bytes + size > MAX_SHARED {
             continue;
         }
@@ -111,8 +112,6 @@ fn stage_kernel(w: &mut World, k: &Kernel, found: &KernelBuffers) {
     let rest = w.cont(&[mem_t], "staged");
     let kmem = w.param(kernel, 0);
     let rmem = w.param(rest, 0);
-    // The original code, before the staging code takes the kernel's body.
-    let original = reachable(w, kernel);
     let Some((ocallee, oargs)) = w.body(kernel).map(|(c, a)| (c, a.to_vec())) else {
         return;
     };
@@ -240,17 +239,18 @@ struct Cloner {
     subst: rustc_hash::FxHashMap<Def, Def>,
     /// For each continuation of the kernel: the continuations that jump to it.
     preds: rustc_hash::FxHashMap<Def, Vec<Def>>,
-    /// For each continuation: the branch that jumps to it, `(block, cond, then)`.
+    /// For each continuation: the branch that jumps to it, `(cond, then)`.
     branches: rustc_hash::FxHashMap<Def, (Def, bool)>,
     memo: rustc_hash::FxHashMap<Def, Option<Def>>,
 }
 
 impl Cloner {
-    /// The joins and branches of `kernel` (before the staging code changes it).
-    fn new(w: &World, kernel: Def) -> Cloner {
+    /// The joins and branches of the kernel whose continuations are `conts` (the kernel
+    /// first).
+    fn new(w: &World, conts: &[Def]) -> Cloner {
         let mut preds: rustc_hash::FxHashMap<Def, Vec<Def>> = Default::default();
         let mut branches = rustc_hash::FxHashMap::default();
-        for c in reachable(w, kernel) {
+        for &c in conts {
             let Some((callee, _)) = w.body(c) else {
                 continue;
             };
@@ -265,7 +265,7 @@ impl Cloner {
             }
         }
         Cloner {
-            kernel,
+            kernel: conts[0],
             subst: Default::default(),
             preds,
             branches,
@@ -342,52 +342,11 @@ impl Cloner {
     }
 }
 
-/// The continuations with a body that `entry` reaches (through bodies and the values in
-/// them, such as branches), `entry` first.
-fn reachable(w: &World, entry: Def) -> Vec<Def> {
-    let mut out = vec![entry];
-    let mut seen: rustc_hash::FxHashSet<Def> = [entry].into_iter().collect();
-    let mut i = 0;
-    while i < out.len() {
-        let k = out[i];
-        i += 1;
-        let Some((callee, args)) = w.body(k) else {
-            continue;
-        };
-        let mut stack: Vec<Def> = std::iter::once(callee)
-            .chain(args.iter().copied())
-            .collect();
-        let mut visited: rustc_hash::FxHashSet<Def> = Default::default();
-        while let Some(d) = stack.pop() {
-            if !visited.insert(d) {
-                continue;
-            }
-            match w.node(d) {
-                Node::Cont => {
-                    if w.body(d).is_some() && seen.insert(d) {
-                        out.push(d);
-                    }
-                }
-                Node::Param(_) => {}
-                _ => stack.extend(w.ops(d).iter().copied()),
-            }
-        }
-    }
-    out
-}
-
-/// The type `load` reads.
+/// The type `load` reads (its result is `(mem, T)`).
 fn load_type(w: &World, load: Def) -> durin_ir::Type {
-    match w.kind(w.type_of(w.ops(load)[1])) {
-        TypeKind::Ptr { pointee, .. } => *pointee,
-        _ => w.type_of(load),
-    }
-}
-
-/// Bytes of a value of scalar type `t`.
-fn elem_size(w: &World, t: durin_ir::Type) -> i64 {
-    match w.kind(t) {
-        TypeKind::Int { bits, .. } | TypeKind::Float { bits } => (*bits as i64 / 8).max(1),
-        _ => 8,
-    }
+    let ty = w.type_of(load);
+    w.types()
+        .components(ty)
+        .and_then(|c| c.get(1).copied())
+        .unwrap_or(ty)
 }
