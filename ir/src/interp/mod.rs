@@ -272,11 +272,10 @@ pub(super) struct KernelBlock {
     pub(super) shared: Vec<Pointer>,
     pub(super) reserved: Vec<usize>,
     pub(super) current: usize,
-    /// The phase: how many times the block's threads have all met at the barrier.
-    pub(super) phase: u64,
-    /// For each byte of shared memory accessed in this phase (memory block, offset): the
-    /// thread that wrote it, and the thread that read it (`usize::MAX`: several did).
-    pub(super) touched: std::collections::HashMap<(u32, i64), (u64, Option<usize>, Option<usize>)>,
+    /// For each byte of shared memory accessed since the last barrier (memory block,
+    /// offset): the thread that wrote it, and the thread that read it (`usize::MAX`:
+    /// several did). The launch clears it when the block's threads meet at the barrier.
+    pub(super) touched: std::collections::HashMap<(u32, i64), (Option<usize>, Option<usize>)>,
 }
 
 impl KernelBlock {
@@ -289,23 +288,12 @@ impl KernelBlock {
         }
         let t = self.current;
         for i in 0..size as i64 {
-            let e = self
-                .touched
-                .entry((p.block, p.offset + i))
-                .or_insert((self.phase, None, None));
-            if e.0 != self.phase {
-                *e = (self.phase, None, None);
-            }
-            let other = |u: Option<usize>| u.is_some_and(|u| u != t);
-            let race = if write {
-                other(e.1) || other(e.2)
-            } else {
-                other(e.1)
-            };
-            if race {
-                let (u, what) = match (e.1, write) {
-                    (Some(u), _) if u != t => (u, "wrote"),
-                    _ => (e.2.unwrap_or(t), "read"),
+            let (wrote, read) = self.touched.entry((p.block, p.offset + i)).or_default();
+            let other = |u: &Option<usize>| u.is_some_and(|u| u != t);
+            if other(wrote) || (write && other(read)) {
+                let (u, what) = match *wrote {
+                    Some(u) if u != t => (u, "wrote"),
+                    _ => (read.unwrap_or(t), "read"),
                 };
                 let who = if u == usize::MAX {
                     "other threads".to_string()
@@ -319,9 +307,9 @@ impl KernelBlock {
                 ));
             }
             if write {
-                e.1 = Some(t);
+                *wrote = Some(t);
             } else {
-                e.2 = match e.2 {
+                *read = match *read {
                     Some(u) if u != t => Some(usize::MAX),
                     _ => Some(t),
                 };

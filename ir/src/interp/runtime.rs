@@ -13,14 +13,8 @@ impl Interp<'_, '_> {
         args: &[Value],
         at: Def,
     ) -> Result<Vec<Value>, String> {
-        let bits = |i: usize| match args.get(i) {
-            Some(Value::Bits(b)) => Ok(*b),
-            _ => Err(format!("`{name}` expects a number as argument {i}")),
-        };
-        let ptr = |i: usize| match args.get(i) {
-            Some(Value::Ptr(p)) => Ok(p.clone()),
-            _ => Err(format!("`{name}` expects a pointer as argument {i}")),
-        };
+        let bits = |i: usize| number(name, args, i);
+        let ptr = |i: usize| pointer(name, args, i);
         if let Some(r) = self.device_import(name, args, at) {
             return r;
         }
@@ -61,7 +55,7 @@ impl Interp<'_, '_> {
             "durin_store_stream_f32" => {
                 let p = ptr(0)?;
                 let v = args.get(1).cloned().unwrap_or(Value::Undef);
-                self.memory.store(&super::memory::Shape::Bits(4), &p, &v)?;
+                self.memory.store(&Shape::Bits(4), &p, &v)?;
             }
             "parallel_for" => {
                 // Sequentially, in order: one of the orders a parallel loop may take.
@@ -166,16 +160,14 @@ impl Interp<'_, '_> {
             shared: Vec::new(),
             reserved: vec![0; n],
             current: 0,
-            phase: 0,
             touched: Default::default(),
         });
         let mut waiting: Vec<Option<Value>> = vec![None; n];
         let mut done = vec![false; n];
         let mut left = n;
         while left > 0 {
-            // Each round is a phase: the threads run from one barrier to the next.
+            // Each round runs the threads from one barrier to the next.
             if let Some(b) = self.block.as_mut() {
-                b.phase += 1;
                 b.touched.clear();
             }
             for t in 0..n {
@@ -287,10 +279,7 @@ impl Interp<'_, '_> {
         args: &[Value],
         k: Def,
     ) -> Result<Vec<Value>, String> {
-        let bits = |i: usize| match args.get(i) {
-            Some(Value::Bits(b)) => Ok(*b),
-            _ => Err(format!("`{name}` expects a number as argument {i}")),
-        };
+        let bits = |i: usize| number(name, args, i);
         // The element type: the pointee of the first parameter, else the result's.
         let w = self.w;
         let params = w
@@ -314,10 +303,7 @@ impl Interp<'_, '_> {
                 Ok(vec![Value::Bits((1.0 / x.sqrt()).to_bits() as u64)])
             }
             _ => {
-                let p = match args.first() {
-                    Some(Value::Ptr(p)) => p.clone(),
-                    _ => return Err(format!("`{name}` expects a pointer")),
-                };
+                let p = pointer(name, args, 0)?;
                 let elem = elem.ok_or_else(|| format!("`{name}` without a pointer parameter"))?;
                 let shape = Shape::of(w, elem);
                 let old = self.memory.load(&shape, &p)?;
@@ -497,10 +483,7 @@ fn math(name: &str, args: &[Value]) -> Option<Result<u64, String>> {
     };
     // Rounded once, in the precision asked for (not through f64, which would round twice).
     if base == "fma" {
-        let bits = |i: usize| match args.get(i) {
-            Some(Value::Bits(b)) => Ok(*b),
-            _ => Err(format!("`{name}` expects a number as argument {i}")),
-        };
+        let bits = |i: usize| number(name, args, i);
         return Some((|| {
             let (a, b, c) = (bits(0)?, bits(1)?, bits(2)?);
             Ok(if single {
@@ -656,5 +639,21 @@ mod tests {
         for x in xs {
             assert_eq!(format_general(x, 6), c_general(x), "{x:e}");
         }
+    }
+}
+
+/// Argument `i` of the import `name`, a number (its bits).
+fn number(name: &str, args: &[Value], i: usize) -> Result<u64, String> {
+    match args.get(i) {
+        Some(Value::Bits(b)) => Ok(*b),
+        _ => Err(format!("`{name}` expects a number as argument {i}")),
+    }
+}
+
+/// Argument `i` of the import `name`, a pointer.
+fn pointer(name: &str, args: &[Value], i: usize) -> Result<Pointer, String> {
+    match args.get(i) {
+        Some(Value::Ptr(p)) => Ok(p.clone()),
+        _ => Err(format!("`{name}` expects a pointer as argument {i}")),
     }
 }
