@@ -45,14 +45,6 @@ use std::time::Instant;
 /// A value: its scalars (none for `mem`).
 type V = SmallVec<[Value; 2]>;
 
-/// The stdlib's memory hints (see `fn hint`).
-const HINTS: &[&str] = &[
-    "durin_aligned",
-    "durin_assume_aligned",
-    "durin_store_stream_f32",
-    "durin_store_fence",
-];
-
 type R<T> = Result<T, Diagnostic>;
 
 /// The C math functions that are one Cranelift instruction.
@@ -1198,7 +1190,7 @@ impl<'m, 'a, 'f> FunctionLowering<'m, 'a, 'f> {
                 let name = w.name(callee).unwrap_or("");
                 match self.math_instruction(callee, name, &call_args) {
                     Some(r) => vec![r],
-                    None if w.body(callee).is_none() && HINTS.contains(&name) => {
+                    None if w.body(callee).is_none() && program::MEMORY_HINTS.contains(&name) => {
                         self.hint(name, &call_args)?
                     }
                     None => {

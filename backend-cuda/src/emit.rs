@@ -107,9 +107,10 @@ pub fn emit(w: &World, kernels: &[Kernel]) -> Result<CudaModule, Diagnostic> {
     if m.uses_bitcast {
         out.push_str(BITCAST);
     }
-    if (m.program.imports.iter())
-        .any(|&k| w.name(k).is_some_and(|n| HINTS.contains(&format!(" {n}("))))
-    {
+    if (m.program.imports.iter()).any(|&k| {
+        w.name(k)
+            .is_some_and(|n| program::MEMORY_HINTS.contains(&n))
+    }) {
         out.push_str(HINTS);
     }
     out.push('\n');
@@ -163,13 +164,7 @@ __device__ __forceinline__ void durin_store_fence() {}
 /// Names of the host runtime's functions: a kernel that calls one is an error.
 fn is_host_function(name: &str) -> bool {
     (name.starts_with("anydsl_") || name.starts_with("durin_"))
-        && !matches!(
-            name,
-            "durin_aligned"
-                | "durin_assume_aligned"
-                | "durin_store_stream_f32"
-                | "durin_store_fence"
-        )
+        && !program::MEMORY_HINTS.contains(&name)
 }
 
 struct Module<'a> {

@@ -19,12 +19,7 @@ use inkwell::values::{AsValueRef, InstructionOpcode, MetadataValue};
 const STREAM_MARKER: &str = "durin.stream";
 
 /// The names of the hints (imports the back end turns into instructions).
-pub const HINTS: &[&str] = &[
-    "durin_aligned",
-    "durin_assume_aligned",
-    "durin_store_stream_f32",
-    "durin_store_fence",
-];
+pub use durin_ir::analysis::program::MEMORY_HINTS as HINTS;
 
 /// The `!alias.scope` list that marks streaming stores in `module`, made on first use:
 /// `!{!scope}` with `!scope = !{!scope, !domain}` and `!domain = !{!domain, !"durin.stream"}`

@@ -1470,22 +1470,8 @@ impl<'m, 'a, 'ctx> FunctionLowering<'m, 'a, 'ctx> {
         }
         if crate::hints::HINTS.contains(&name) && import {
             let results = self.hint(name, &call_args)?;
-            let ret_point = *args
-                .last()
-                .ok_or_else(|| internal("call without a return point"))?;
             let ret_types = sig.ret.clone().unwrap_or_default();
-            let mut next = results.into_iter();
-            let ret_vals: Vec<V<'ctx>> = ret_types
-                .iter()
-                .map(|&t| match w.types().is_mem(t) {
-                    true => Ok(V::Mem),
-                    false => next
-                        .next()
-                        .map(V::Val)
-                        .ok_or_else(|| internal(format!("`{name}` returns too few values"))),
-                })
-                .collect::<R<_>>()?;
-            return self.jump(ret_point, &[], &ret_vals);
+            return self.return_to(args, &ret_types, results);
         }
         let site = match self.m.functions.get(&callee) {
             Some((f, _)) => {
@@ -1542,17 +1528,27 @@ impl<'m, 'a, 'ctx> FunctionLowering<'m, 'a, 'ctx> {
             }
             _ => return Err(internal("call results do not match the return point")),
         }
+        self.return_to(args, &ret_types, results)
+    }
+
+    /// Jumps to the return point of a call (the last of `args`), whose parameters are
+    /// `ret_types`, with the call's `results` for its value parameters.
+    fn return_to(
+        &mut self,
+        args: &[Def],
+        ret_types: &[Type],
+        results: Vec<BasicValueEnum<'ctx>>,
+    ) -> R<()> {
+        let w = self.w();
         let mut next = results.into_iter();
         let ret_vals: Vec<V<'ctx>> = ret_types
             .iter()
-            .map(|&t| {
-                if w.types().is_mem(t) {
-                    V::Mem
-                } else {
-                    V::Val(next.next().expect("one result per value parameter"))
-                }
+            .map(|&t| match w.types().is_mem(t) {
+                true => Ok(V::Mem),
+                false => (next.next().map(V::Val))
+                    .ok_or_else(|| internal("call results do not match the return point")),
             })
-            .collect();
+            .collect::<R<_>>()?;
         let ret_point = *args
             .last()
             .ok_or_else(|| internal("call without a return point"))?;

@@ -395,6 +395,15 @@ pub fn effect_pointee(w: &World, ty: Type) -> Option<Type> {
     }
 }
 
+/// The prelude's memory hints (`stdlib/core.art`): imports every back end and the
+/// interpreter implement themselves, as instructions, not as calls of a runtime function.
+pub const MEMORY_HINTS: &[&str] = &[
+    "durin_aligned",
+    "durin_assume_aligned",
+    "durin_store_stream_f32",
+    "durin_store_fence",
+];
+
 /// Whether an `alloc` of result type `ty` reserves GPU shared memory (address space
 /// `shared`): host back ends take it from the CPU kernel's block (`durin_cpu_shared`).
 pub fn allocates_shared(w: &World, ty: Type) -> bool {
