@@ -7,7 +7,7 @@
 
 mod common;
 
-use durin_driver::{Emit, Options, Report, Session, Target};
+use durin_driver::{Emit, Options, Report, Session, Shm, Target};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 
@@ -71,8 +71,8 @@ fn program(inputs: &[(Kind, Vec<(i32, i32)>)]) -> String {
     s
 }
 
-/// The report's lines for the program.
-fn report(src: &str) -> String {
+/// The report's lines for the program, and its CUDA text, staged as `shm` says.
+fn build(src: &str, shm: Shm) -> (String, String) {
     let path = std::env::temp_dir().join(format!("durin-shm-{}.art", std::process::id()));
     std::fs::write(&path, src).expect("a temporary file");
     let cu = path.with_extension("cu");
@@ -80,16 +80,18 @@ fn report(src: &str) -> String {
     let options = Options {
         target: Target::Cuda,
         report: Some(Report::Shm),
+        shm,
         ..Options::default()
     };
     let built = Session::new(options, &mut out, &mut err)
         .build(&[path.clone()], Emit::Cuda, &cu)
         .is_ok();
+    let cuda = std::fs::read_to_string(&cu).unwrap_or_default();
     let _ = std::fs::remove_file(&path);
     let _ = std::fs::remove_file(&cu);
     let text = String::from_utf8_lossy(&err).into_owned();
     assert!(built, "{src}\n{text}");
-    text
+    (text, cuda)
 }
 
 /// What the program prints, run in the interpreter with its kernels (`--shm` as given).
@@ -119,7 +121,7 @@ fn written_and_aliased_buffers_are_never_read_only_and_footprints_are_the_offset
     runner
         .run(&case, |inputs| {
             let src = program(&inputs);
-            let text = report(&src);
+            let (text, _) = build(&src, Shm::Off);
             let lines: Vec<&str> = text.lines().filter(|l| l.starts_with("shm:   ")).collect();
             let count = |what: &str| lines.iter().filter(|l| l.contains(what)).count();
             let n = |k: Kind| inputs.iter().filter(|(kind, _)| *kind == k).count();
@@ -148,6 +150,9 @@ fn written_and_aliased_buffers_are_never_read_only_and_footprints_are_the_offset
             want.sort();
             got.sort();
             prop_assert_eq!(got, want, "{}\n{}", src, text);
+            // Each read-only input (read through the clamp) gets a tile.
+            let (_, staged) = build(&src, Shm::On);
+            prop_assert_eq!(staged.matches("__shared__").count(), n(Kind::Own), "{}\n{}", src, staged);
             // Staged or not, the kernel computes the same bits (in the interpreter's launch
             // semantics: blocks, barriers, shared memory per block).
             let runs: Vec<String> = ["off", "on"].iter().map(|shm| interp(&src, shm)).collect();
