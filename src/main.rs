@@ -73,13 +73,17 @@ struct CompileArgs {
     /// (continuations that are neither top-level functions nor basic blocks, with where
     /// they come from and why), or `shm` (for each CUDA kernel, which buffers it only
     /// reads, with what a block reads of them, and which it writes or cannot be shown to
-    /// only read, and why).
+    /// only read, and why; for each read-only buffer, whether it was staged in shared
+    /// memory and why, with the cost model's estimate).
     #[arg(long, value_name = "WHAT", value_enum)]
     report: Option<Report>,
-    /// Shared-memory staging of CUDA kernels' read-only buffers: `on` stages every buffer
-    /// whose reads are a box around each thread's pixel through a boundary handler (in a
-    /// tile per block, loaded at the kernel's entry), `off` none.
-    #[arg(long, value_name = "WHEN", value_enum, default_value = "off")]
+    /// Shared-memory staging of CUDA kernels' read-only buffers (copied into shared memory
+    /// at the kernel's entry: a tile per block for reads that are a box around each
+    /// thread's pixel through a boundary handler, the whole for a mask read at constant
+    /// indices): `auto` stages those the cost model expects a gain from, `on` every one
+    /// that can be staged, `off` none. The hints `shm_stage(p)` and `shm_keep(p)` in a
+    /// kernel's code override this for one buffer; `--report shm` shows the decisions.
+    #[arg(long, value_name = "WHEN", value_enum, default_value = "auto")]
     shm: Shm,
 }
 

@@ -28,7 +28,10 @@ fn native(w: &World, level: u8) -> Result<World, String> {
         verify_each: true,
         print_after: PrintAfter::None,
     };
-    let mut cx = PassContext::new(Config { fuel: 10_000 });
+    let mut cx = PassContext::new(Config {
+        fuel: 10_000,
+        ..Config::default()
+    });
     Pipeline::for_native(level)
         .run_in(&mut w, &opts, &mut cx, |_, _| {})
         .map_err(|e| e.to_string())?;

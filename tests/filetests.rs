@@ -11,7 +11,8 @@
 //!   the native pipeline (or `passes`, made native);
 //! - `target: cpu`: compile for the CPU (`--target cpu`; the default is CUDA);
 //! - `report: shm`: the report of each kernel's buffers (`--report shm`) is output too;
-//! - `shm: on`: stage read-only buffers into shared memory (`--shm on`);
+//! - `shm: on`, `shm: off`: stage every read-only buffer that can be staged into shared
+//!   memory, or none (`--shm on|off`; the default is `auto`, the cost model's choice);
 //! - `exit: 1`: the command must fail (its diagnostics are then part of the output);
 //! - `check: TEXT`: `TEXT` appears in the output, after what the previous `check` matched;
 //! - `check-not: TEXT`: `TEXT` appears nowhere in the output.
@@ -33,7 +34,7 @@ struct Header {
     emit_cuda: bool,
     cpu_target: bool,
     report_shm: bool,
-    shm: bool,
+    shm: Shm,
     exit: i32,
     checks: Vec<String>,
     check_nots: Vec<String>,
@@ -60,7 +61,9 @@ fn header(src: &str, m: &str) -> Result<Header, String> {
             "emit" if value == "cuda" => h.emit_cuda = true,
             "target" if value == "cpu" => h.cpu_target = true,
             "report" if value == "shm" => h.report_shm = true,
-            "shm" if value == "on" => h.shm = true,
+            "shm" if value == "on" => h.shm = Shm::On,
+            "shm" if value == "off" => h.shm = Shm::Off,
+            "shm" if value == "auto" => h.shm = Shm::Auto,
             "exit" => {
                 h.exit = value
                     .parse()
@@ -87,7 +90,7 @@ fn run(path: &Path, h: &Header) -> (i32, String) {
             Target::Cuda
         },
         report: h.report_shm.then_some(Report::Shm),
-        shm: if h.shm { Shm::On } else { Shm::Off },
+        shm: h.shm,
         ..Options::default()
     };
     let mut session = Session::new(options, &mut out, &mut err);

@@ -314,7 +314,10 @@ fn with_program(path: &str, first: &str, f: impl FnOnce(&dyn Fn(&str) -> usize))
         print_after: PrintAfter::None,
     };
     // Over the default's 100,000: `ops.art` specializes well over a hundred operators.
-    let mut cx = PassContext::new(Config { fuel: 250_000 });
+    let mut cx = PassContext::new(Config {
+        fuel: 250_000,
+        ..Config::default()
+    });
     Pipeline::for_native(2)
         .run_in(&mut w, &opts, &mut cx, |_, _| {})
         .expect("passes");

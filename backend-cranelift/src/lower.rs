@@ -1253,7 +1253,10 @@ impl<'m, 'a, 'f> FunctionLowering<'m, 'a, 'f> {
                 self.b.ins().store(MemFlagsData::new(), v, p, 0);
                 Vec::new()
             }
-            ("durin_assume_aligned", _) | ("durin_store_fence", _) => Vec::new(),
+            ("durin_assume_aligned", _)
+            | ("durin_store_fence", _)
+            | ("durin_shm_stage", _)
+            | ("durin_shm_keep", _) => Vec::new(),
             _ => {
                 return Err(internal(format!(
                     "`{name}` called with the wrong arguments"

@@ -88,11 +88,25 @@ impl Backend {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 pub enum Shm {
-    /// Never.
-    #[default]
+    /// None (a kernel's `shm_stage` hint still stages its buffer).
     Off,
-    /// Every buffer that can be staged (see the `stage` pass).
+    /// Every buffer that can be staged (see the `stage` pass), unless a kernel's
+    /// `shm_keep` hint says not.
     On,
+    /// The buffers the cost model expects a gain from (and the hinted ones).
+    #[default]
+    Auto,
+}
+
+impl Shm {
+    /// The `stage` pass's mode.
+    pub fn mode(self) -> durin_passes::StageMode {
+        match self {
+            Shm::Off => durin_passes::StageMode::Off,
+            Shm::On => durin_passes::StageMode::On,
+            Shm::Auto => durin_passes::StageMode::Auto,
+        }
+    }
 }
 
 /// What `--report` lists after the passes.
@@ -156,7 +170,7 @@ impl Default for Options {
             time_passes: false,
             pe_fuel: durin_passes::Config::default().fuel,
             report: None,
-            shm: Shm::Off,
+            shm: Shm::Auto,
             deny_warnings: false,
             time: false,
             cpu: None,

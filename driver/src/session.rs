@@ -359,10 +359,11 @@ impl<'io> Session<'io> {
             (None, true) => Ok(Pipeline::for_native(o.opt_level)),
         };
         let pipeline = pipeline.map_err(|e| self.fail(error(format!("--passes: {e}"))))?;
-        // Staging is for CUDA kernels, in the host world (the interpreter runs them too).
-        let pipeline = match (o.shm, cpu_reason) {
-            (Shm::On, None) => pipeline.with_staging(),
-            _ => pipeline,
+        // Staging is for CUDA kernels, in the host world (the interpreter runs them too);
+        // under `--shm off` the pass still reads the kernels' hints.
+        let pipeline = match cpu_reason {
+            None => pipeline.with_staging(),
+            Some(_) => pipeline,
         };
         // The interpreter runs CUDA kernels for the CUDA target only; for the CPU, a CUDA
         // launch is the compile-time error it is for native code.
@@ -381,9 +382,12 @@ impl<'io> Session<'io> {
         };
         // The passes borrow the sources while the session's sinks are in use.
         let sources = std::mem::take(&mut self.sources);
-        let mut cx = PassContext::new(Config { fuel: o.pe_fuel })
-            .with_target(target)
-            .with_sources(&sources);
+        let mut cx = PassContext::new(Config {
+            fuel: o.pe_fuel,
+            shm: o.shm.mode(),
+        })
+        .with_target(target)
+        .with_sources(&sources);
         if o.report == Some(Report::Shm) {
             cx = cx.with_kernel_report();
         }
@@ -451,6 +455,24 @@ impl<'io> Session<'io> {
                     Access::Unused => "not accessed".to_string(),
                 };
                 self.say(format_args!("shm:   {what}: {line}"));
+                match &b.staging {
+                    Some(s) => self.say(format_args!("shm:     {}", staging_text(s))),
+                    None if b.access == Access::ReadOnly && self.options.shm == Shm::Off => {
+                        self.say(format_args!("shm:     not staged: --shm off"))
+                    }
+                    None => {}
+                }
+            }
+            let staged: Vec<_> = (k.buffers.iter())
+                .filter_map(|b| b.staging.as_ref().filter(|s| s.staged))
+                .collect();
+            if !staged.is_empty() {
+                let bytes: i64 = staged.iter().map(|s| s.bytes).sum();
+                self.say(format_args!(
+                    "shm:   staged {} buffer{}, {bytes} bytes of shared memory per block",
+                    staged.len(),
+                    if staged.len() == 1 { "" } else { "s" }
+                ));
             }
         }
     }
@@ -520,7 +542,13 @@ fn same_file(a: &Path, b: &Path) -> bool {
 fn footprint_text(f: &durin_passes::Footprint, block: Option<[u32; 3]>) -> String {
     use durin_passes::Footprint;
     match f {
-        Footprint::Box { dx, dy, rows, edge } => {
+        Footprint::Box {
+            dx,
+            dy,
+            rows,
+            edge,
+            bounded,
+        } => {
             let down = if *rows {
                 " (rows a run-time pitch apart)"
             } else {
@@ -537,11 +565,38 @@ fn footprint_text(f: &durin_passes::Footprint, block: Option<[u32; 3]>) -> Strin
             if *edge {
                 s.push_str("; outside the image, the boundary handler's reads");
             }
+            if *edge && !bounded {
+                s.push_str(" (not along every axis)");
+            }
             s
         }
-        Footprint::ThreadIndependent => {
+        Footprint::ThreadIndependent { elements: None } => {
             "footprint: the same elements for every thread (a mask)".to_string()
         }
+        Footprint::ThreadIndependent {
+            elements: Some((lo, hi)),
+        } => format!("footprint: elements {lo} to {hi} for every thread (a mask)"),
         Footprint::NotAffine(why) => format!("footprint: not affine ({why})"),
     }
+}
+
+/// What staging decided for a buffer, with the cost model's estimate, for `--report shm`.
+fn staging_text(s: &durin_passes::Staging) -> String {
+    let Some(e) = &s.estimate else {
+        return s.why.clone();
+    };
+    let l1 = if e.fits_l1 {
+        "the L1 holds what the resident blocks read"
+    } else {
+        "the resident blocks' tiles overflow the L1"
+    };
+    format!(
+        "{}; estimated gain {:+.0}% of the block's memory instructions for it ({:.0} without staging, {:.0} with: {} bytes of shared memory, {} blocks per SM, {l1})",
+        s.why,
+        e.gain() * 100.0,
+        e.unstaged,
+        e.staged,
+        s.bytes,
+        e.resident.1,
+    )
 }

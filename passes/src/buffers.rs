@@ -51,7 +51,7 @@ pub enum Access {
 }
 
 /// A buffer of a kernel: a pointer parameter, or a pointer field of a parameter.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Buffer {
     /// Which pointer.
     pub root: Root,
@@ -63,8 +63,17 @@ pub struct Buffer {
     pub loads: usize,
     /// What a block reads of it (read-only buffers).
     pub footprint: Option<Footprint>,
-    /// Where each load reads (read-only buffers whose footprint is a box).
+    /// Where each load reads (read-only buffers whose footprint is a box or a constant
+    /// range of a mask).
     pub(crate) offsets: Vec<LoadOffset>,
+    /// The bytes from the pointer to the end of its allocation, where the launch shows
+    /// them (a pointer to the start of an allocation of a constant size).
+    pub extent: Option<i64>,
+    /// What the kernel's code asks of staging it (`shm_stage`: `Some(true)`, `shm_keep`:
+    /// `Some(false)`), overriding `--shm` and the cost model.
+    pub hint: Option<bool>,
+    /// What the `stage` pass decided (read-only buffers, where it ran).
+    pub staging: Option<crate::stage::Staging>,
 }
 
 impl Buffer {
@@ -77,6 +86,9 @@ impl Buffer {
             loads: 0,
             footprint: None,
             offsets: Vec::new(),
+            extent: None,
+            hint: None,
+            staging: None,
         }
     }
 }
@@ -107,7 +119,16 @@ fn writes_through(name: &str) -> bool {
 
 /// The imports that take a pointer and neither read nor write through it.
 fn only_looks_at(name: &str) -> bool {
-    matches!(name, "durin_aligned" | "durin_assume_aligned")
+    matches!(name, "durin_aligned" | "durin_assume_aligned") || staging_hint(name).is_some()
+}
+
+/// The staging hint an import is: `shm_stage` (stage the buffer), `shm_keep` (do not).
+pub(crate) fn staging_hint(name: &str) -> Option<bool> {
+    match name {
+        "durin_shm_stage" => Some(true),
+        "durin_shm_keep" => Some(false),
+        _ => None,
+    }
 }
 
 struct Tracer<'w> {
@@ -299,12 +320,14 @@ pub(crate) fn holds_pointer(w: &World, t: durin_ir::Type) -> bool {
 
 /// The buffers of kernel `k` of `w` (a closed, outlined kernel); `bases` numbers the
 /// allocation each value parameter points into, where the launch shows it (parameters
-/// with different numbers do not alias); `host` is the launch's side, whose arithmetic on
-/// the values it passes the footprints see through.
+/// with different numbers do not alias) and `extents` the bytes from each to the end of
+/// its allocation, where known; `host` is the launch's side, whose arithmetic on the values
+/// it passes the footprints see through.
 pub(crate) fn trace(
     w: &World,
     k: &Kernel,
     bases: &[Option<usize>],
+    extents: &[Option<i64>],
     host: HostSide,
 ) -> KernelBuffers {
     let mut t = Tracer::new(w, k.def);
@@ -392,6 +415,10 @@ pub(crate) fn trace(
                 continue;
             }
             for r in roots {
+                if let (true, Some(h)) = (import, staging_hint(name)) {
+                    let b = (buffers.entry(r.clone())).or_insert_with(|| Buffer::unused(r.clone()));
+                    b.hint = Some(h);
+                }
                 let access = if to_param {
                     Access::Disqualified("returned from the kernel's code".into())
                 } else if only_looks_at(name) {
@@ -447,6 +474,9 @@ pub(crate) fn trace(
     for b in &mut buffers {
         let loads = load_defs.get(&b.root).map(Vec::as_slice).unwrap_or(&[]);
         b.loads = loads.len();
+        if b.root.path.is_empty() {
+            b.extent = extents.get(b.root.param).copied().flatten();
+        }
         if b.access == Access::ReadOnly {
             match analyze(&mut ix, loads) {
                 Ok((f, offsets)) => {

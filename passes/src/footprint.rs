@@ -362,9 +362,19 @@ pub enum Footprint {
         rows: bool,
         /// Whether the boundary handler reads other elements (edges, reflections).
         edge: bool,
+        /// Whether the boundary handler's reads replace each axis of the pixel that
+        /// depends on the thread (columns, and rows where the pixel has them): where it
+        /// does not, the kernel's reads stay in the buffer only through conditions around
+        /// them, which a tile's halo would not respect.
+        bounded: bool,
     },
-    /// The index depends on no thread: every thread reads the same elements (a mask).
-    ThreadIndependent,
+    /// The index depends on no thread: every thread reads the same elements (a mask);
+    /// `elements`, the smallest and largest index read, when every read's index is a
+    /// constant.
+    ThreadIndependent {
+        /// The smallest and largest element index read, when all are constants.
+        elements: Option<(i64, i64)>,
+    },
     /// Not affine: why.
     NotAffine(String),
 }
@@ -379,6 +389,8 @@ pub(crate) struct LoadOffset {
     pub(crate) dy: i64,
     /// Whether the boundary handler may read elsewhere (edges, reflections).
     pub(crate) edge: bool,
+    /// The pointer to the buffer's elements that the load's element index counts from.
+    pub(crate) base: Def,
 }
 
 /// The footprint of `loads` (each `load(mem, ptr)`, through one buffer) and where each
@@ -389,18 +401,31 @@ pub(crate) fn analyze(
 ) -> Result<(Footprint, Vec<LoadOffset>), Footprint> {
     let w = ix.w;
     let mut all: Vec<Poly> = Vec::new();
-    let mut per_load: Vec<(Def, Vec<Poly>)> = Vec::new();
+    let mut per_load: Vec<(Def, Vec<Poly>, Def)> = Vec::new();
+    let elem = loads.first().map(|&l| load_type(w, l));
     for &l in loads {
-        // The element index: the sum of the `lea` indices down to the buffer.
+        if Some(load_type(w, l)) != elem {
+            return Err(Footprint::NotAffine("reads of different types".into()));
+        }
+        // The element index: the sum of the `lea` indices down to the buffer, each into
+        // an array of the type read.
         let mut p = w.ops(l)[1];
+        let mut base_of_index = p;
         let mut index: Vec<Poly> = vec![Poly::new()];
         loop {
             match w.node(p) {
                 Node::Lea => {
                     let base = w.ops(p)[0];
-                    if !matches!(w.kind(w.type_of(base)), TypeKind::Ptr { .. }) {
+                    let TypeKind::Ptr { pointee, .. } = *w.kind(w.type_of(base)) else {
                         break;
+                    };
+                    if !matches!(w.kind(pointee), TypeKind::Array { elem: e, .. } if Some(*e) == elem)
+                    {
+                        return Err(Footprint::NotAffine(
+                            "an address computed in elements of another type".into(),
+                        ));
                     }
+                    base_of_index = base;
                     let c = match ix.candidates(w.ops(p)[1]) {
                         Ok(c) => c,
                         Err(why) => return Err(Footprint::NotAffine(why)),
@@ -428,7 +453,7 @@ pub(crate) fn analyze(
                 all.push(c.clone());
             }
         }
-        per_load.push((l, index));
+        per_load.push((l, index, base_of_index));
     }
     let thread_part = |p: &Poly| -> Poly {
         p.iter()
@@ -437,7 +462,36 @@ pub(crate) fn analyze(
             .collect()
     };
     if all.iter().all(|p| thread_part(p).is_empty()) {
-        return Err(Footprint::ThreadIndependent);
+        // A mask: with every read at one constant index, the range and where each reads.
+        let constant_at = |c: &[Poly]| match c {
+            [p] if p.keys().all(|m| m.is_empty()) => Some(p.get(&Vec::new()).copied().unwrap_or(0)),
+            _ => None,
+        };
+        let at: Option<Vec<i64>> = per_load.iter().map(|(_, c, _)| constant_at(c)).collect();
+        let Some(at) = at.filter(|a| !a.is_empty()) else {
+            return Err(Footprint::ThreadIndependent { elements: None });
+        };
+        let range = (
+            *at.iter().min().unwrap_or(&0),
+            *at.iter().max().unwrap_or(&0),
+        );
+        let offsets = per_load
+            .iter()
+            .zip(at)
+            .map(|(&(load, _, base), i)| LoadOffset {
+                load,
+                dx: i,
+                dy: 0,
+                edge: false,
+                base,
+            })
+            .collect();
+        return Ok((
+            Footprint::ThreadIndependent {
+                elements: Some(range),
+            },
+            offsets,
+        ));
     }
     // The pixel: the thread part of the candidates with threadIdx.x at +1.
     let pixel = all
@@ -507,13 +561,24 @@ pub(crate) fn analyze(
     };
     let (mut dx, mut dy) = ((i64::MAX, i64::MIN), (i64::MAX, i64::MIN));
     let mut edge = false;
+    // The thread part of a candidate along one axis (0: columns, 1: rows).
+    let axis = |p: &Poly, a: u8| -> Poly {
+        p.iter()
+            .filter(|(m, _)| m.contains(&Atom::Tid(a)) || m.contains(&Atom::Bid(a)))
+            .map(|(m, &c)| (m.clone(), c))
+            .collect()
+    };
+    let (pixel_x, pixel_y) = (axis(&pixel, 0), axis(&pixel, 1));
+    let (mut handled_x, mut handled_y) = (false, pixel_y.is_empty());
     let mut offsets = Vec::new();
-    for (l, cands) in &per_load {
+    for (l, cands, base) in &per_load {
         let mut own: Option<(i64, i64)> = None;
         let mut load_edge = false;
         for p in cands {
             if thread_part(p) != pixel {
                 load_edge = true;
+                handled_x |= axis(p, 0) != pixel_x;
+                handled_y |= axis(p, 1) != pixel_y;
                 continue;
             }
             let (x, y) = offset(p)?;
@@ -533,6 +598,7 @@ pub(crate) fn analyze(
                 dx: x,
                 dy: y,
                 edge: load_edge,
+                base: *base,
             }),
             None => {
                 return Err(Footprint::NotAffine(
@@ -546,6 +612,16 @@ pub(crate) fn analyze(
         dy,
         rows: symbolic.is_some(),
         edge,
+        bounded: edge && handled_x && handled_y,
     };
     Ok((f, offsets))
+}
+
+/// The type `load` reads (its result is `(mem, T)`).
+pub(crate) fn load_type(w: &World, load: Def) -> durin_ir::Type {
+    let ty = w.type_of(load);
+    w.types()
+        .components(ty)
+        .and_then(|c| c.get(1).copied())
+        .unwrap_or(ty)
 }

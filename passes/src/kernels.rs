@@ -60,7 +60,7 @@ pub struct DeviceModule {
 /// and the kernel's blocks that lies in the program rather than a library the compiler
 /// brings (after inlining, the jump to the launch may come from a library function). Only
 /// continuations carry places after the passes, so no other def is looked at.
-fn launch_loc(w: &World, l: &Launch, sources: Option<&SourceMap>) -> Option<Span> {
+pub(crate) fn launch_loc(w: &World, l: &Launch, sources: Option<&SourceMap>) -> Option<Span> {
     let scope = reached_scope(w, l.kernel);
     let candidates: Vec<Span> = [l.at, l.kernel]
         .into_iter()
@@ -106,7 +106,7 @@ pub fn run(w: &mut World, cx: &mut PassContext<'_>) -> Result<(), Diagnostic> {
     let allocated = allocation_results(w, live.conts());
     // Outlining (which every native pipeline runs before this pass) has checked that each
     // kernel is a known, closed continuation.
-    let (mut kernels, bases): (Vec<Kernel>, Vec<Vec<Option<usize>>>) = launches
+    let (mut kernels, bases): (Vec<Kernel>, Vec<Captured>) = launches
         .iter()
         .map(|l| launched_kernel(w, l, &allocated))
         .unzip();
@@ -141,7 +141,21 @@ pub fn run(w: &mut World, cx: &mut PassContext<'_>) -> Result<(), Diagnostic> {
             .zip(&module.kernel_names)
             .zip(&bases)
         {
-            let mut found = buffers::trace(&device, k, bases, Some((w, &l.captured)));
+            // What the `stage` pass found before it changed the kernel, where it ran.
+            let staged = (cx.staged.as_mut()).and_then(|s| {
+                s.iter()
+                    .position(|f| f.kernel == l.kernel)
+                    .map(|i| s.remove(i))
+            });
+            let mut found = staged.unwrap_or_else(|| {
+                buffers::trace(
+                    &device,
+                    k,
+                    &bases.ids,
+                    &bases.extents,
+                    Some((w, &l.captured)),
+                )
+            });
             found.name = name.clone();
             found.loc = launch_loc(w, l, sources);
             out.push(found);
@@ -169,9 +183,13 @@ fn constant_block(w: &World, block: Def) -> Option<[u32; 3]> {
 }
 
 /// The parameters of return points that receive a fresh allocation (`anydsl_alloc` and
-/// its kin): pointers that alias nothing allocated elsewhere.
-pub(crate) fn allocation_results(w: &World, conts: &[Def]) -> std::collections::HashSet<Def> {
-    let mut out = std::collections::HashSet::new();
+/// its kin): pointers that alias nothing allocated elsewhere, each with the size asked
+/// for (bytes).
+pub(crate) type Allocations = std::collections::HashMap<Def, Def>;
+
+/// The [`Allocations`] of the code of `conts`.
+pub(crate) fn allocation_results(w: &World, conts: &[Def]) -> Allocations {
+    let mut out = Allocations::new();
     for &k in conts {
         let Some((callee, args)) = w.body(k) else {
             continue;
@@ -182,9 +200,10 @@ pub(crate) fn allocation_results(w: &World, conts: &[Def]) -> std::collections::
                 w.name(callee),
                 Some("anydsl_alloc" | "anydsl_alloc_unified" | "anydsl_alloc_host")
             );
-        if let (true, Some(&ret)) = (allocates, args.last()) {
+        // `(mem, device, size, return)`.
+        if let (true, Some(&ret), Some(&size)) = (allocates, args.last(), args.get(2)) {
             if let Some(p) = w.param_if_built(ret, 1) {
-                out.insert(p);
+                out.insert(p, size);
             }
         }
     }
@@ -201,20 +220,38 @@ fn pointer_base(w: &World, mut d: Def) -> Def {
     d
 }
 
-/// The kernel of launch `l` as a device code generator gets it, and the allocation each
-/// captured value points into ([`allocation_ids`]).
+/// What the launch shows of the values a kernel gets: for each, the allocation it points
+/// into ([`allocation_ids`]) and the bytes from it to the allocation's end, where known.
+pub(crate) struct Captured {
+    pub(crate) ids: Vec<Option<usize>>,
+    pub(crate) extents: Vec<Option<i64>>,
+}
+
+/// The kernel of launch `l` as a device code generator gets it, and what the launch shows
+/// of its values.
 pub(crate) fn launched_kernel(
     w: &World,
     l: &Launch,
-    allocated: &std::collections::HashSet<Def>,
-) -> (Kernel, Vec<Option<usize>>) {
+    allocated: &Allocations,
+) -> (Kernel, Captured) {
     let ids = allocation_ids(w, l, allocated);
     let kernel = Kernel {
         def: l.kernel,
         restrict: restrict_flags(w, l, &ids),
         block: constant_block(w, l.block),
     };
-    (kernel, ids)
+    // A pointer to the start of an allocation (through casts only) of a constant size.
+    let extents = (l.captured.iter())
+        .map(|&c| {
+            let mut d = c;
+            while w.node(d) == Node::Bitcast {
+                d = w.ops(d)[0];
+            }
+            let size = allocated.get(&d)?;
+            w.lit_bits(*size).map(|n| n as i64).filter(|&n| n > 0)
+        })
+        .collect();
+    (kernel, Captured { ids, extents })
 }
 
 /// For each captured value: whether it is a pointer shown unaliased by every other pointer
@@ -235,11 +272,7 @@ fn restrict_flags(w: &World, l: &Launch, ids: &[Option<usize>]) -> Vec<bool> {
 /// For each captured value: the allocation it points into, numbered in the order met, when
 /// it is a pointer into an allocation of the program's own (two pointers with different
 /// numbers cannot alias).
-fn allocation_ids(
-    w: &World,
-    l: &Launch,
-    allocated: &std::collections::HashSet<Def>,
-) -> Vec<Option<usize>> {
+fn allocation_ids(w: &World, l: &Launch, allocated: &Allocations) -> Vec<Option<usize>> {
     let mut bases: Vec<Def> = Vec::new();
     l.captured
         .iter()
@@ -248,7 +281,7 @@ fn allocation_ids(
                 return None;
             }
             let b = pointer_base(w, c);
-            if !allocated.contains(&b) {
+            if !allocated.contains_key(&b) {
                 return None;
             }
             Some(bases.iter().position(|&x| x == b).unwrap_or_else(|| {

@@ -29,6 +29,7 @@ mod pe;
 mod pipeline;
 mod report;
 mod rewrite;
+mod shm_model;
 mod stage;
 
 pub use buffers::{describe as describe_root, Access, Buffer, KernelBuffers, Root};
@@ -41,6 +42,8 @@ pub use pipeline::{
 };
 pub use report::{closure_report, Closure, ClosureReport};
 pub use rewrite::Rewriter;
+pub use shm_model::{Estimate, Gpu, Use as StagingUse, SM90, THRESHOLD as STAGING_THRESHOLD};
+pub use stage::{StageMode, Staging};
 
 /// Closure elimination on its own, with what it did: `w` in first-order form in a new
 /// world, where the defs of `w` went, and counts of lifted, converted and wrapped

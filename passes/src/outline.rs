@@ -5,7 +5,8 @@
 //! structs. Outlining clones the kernel's scope into a new top-level continuation that takes
 //! those values as parameters (`cn(mem, captured.., cn(mem))`) and passes them at the launch.
 //! The captured values are the largest host computations the kernel uses (a loaded value is
-//! passed as a value, not loaded again on the device). A kernel that is not known at compile
+//! passed as a value, not loaded again on the device), except address arithmetic: a `lea` of
+//! a host pointer is computed again in the kernel, which takes the pointer. A kernel that is not known at compile
 //! time, or that would capture a closure, a continuation or the address of a host stack
 //! slot, is an error at the launch's source location.
 
@@ -124,7 +125,11 @@ fn free_values(w: &World, scope: &DefSet, cache: &mut UseCache) -> Vec<Def> {
             let mut params = reach
                 .iter()
                 .filter(|&&x| matches!(w.node(x), Node::Param(_)));
-            if params.clone().any(inside) {
+            // Address arithmetic on a host pointer is done again in the kernel: the kernel
+            // takes the pointer once, however many elements it addresses (a mask read at
+            // constant indices is one buffer to the kernel, not a pointer per element).
+            let address = w.node(d) == Node::Lea;
+            if params.clone().any(inside) || (address && params.clone().next().is_some()) {
                 if !matches!(w.node(d), Node::Param(_)) {
                     stack.extend(w.ops(d).iter().rev().copied());
                 }

@@ -3,6 +3,7 @@
 
 use crate::buffers::KernelBuffers;
 use crate::kernels::Target;
+use crate::stage::StageMode;
 use crate::{cleanup, closure, compact, kernels, mem2reg, outline, pe, stage};
 use durin_diag::{Diagnostic, SourceMap};
 use durin_ir::{Def, World};
@@ -14,12 +15,15 @@ use std::time::{Duration, Instant};
 pub struct Config {
     /// Partial-evaluation fuel: specializations allowed per run of `pe`.
     pub fuel: u64,
+    /// Which buffers the `stage` pass stages.
+    pub shm: StageMode,
 }
 
 impl Default for Config {
     fn default() -> Config {
         Config {
             fuel: pe::Options::default().fuel,
+            shm: StageMode::default(),
         }
     }
 }
@@ -60,11 +64,14 @@ pub struct PassContext<'a> {
     /// Settings for the passes.
     pub config: Config,
     target: Target<'a>,
-    sources: Option<&'a SourceMap>,
+    pub(crate) sources: Option<&'a SourceMap>,
     moved: Option<Remap>,
     /// What read-only tracing found in each kernel the `kernels` pass compiled, when the
     /// caller asked ([`PassContext::with_kernel_report`]).
     pub(crate) kernel_buffers: Option<Vec<KernelBuffers>>,
+    /// What the `stage` pass found and decided in each kernel it saw, for the report
+    /// (the kernels pass takes them over).
+    pub(crate) staged: Option<Vec<KernelBuffers>>,
 }
 
 impl<'a> PassContext<'a> {
@@ -77,6 +84,7 @@ impl<'a> PassContext<'a> {
             sources: None,
             moved: None,
             kernel_buffers: None,
+            staged: None,
         }
     }
 
@@ -84,15 +92,19 @@ impl<'a> PassContext<'a> {
     /// tracing and footprints, for `--report shm`), which it otherwise does not compute.
     pub fn with_kernel_report(mut self) -> PassContext<'a> {
         self.kernel_buffers = Some(Vec::new());
+        self.staged = Some(Vec::new());
         self
     }
 
     /// The buffers of each kernel compiled so far (with [`PassContext::with_kernel_report`]).
+    /// Kernels that no `kernels` pass compiled (the interpreter runs them) come as the
+    /// `stage` pass saw them.
     pub fn take_kernel_buffers(&mut self) -> Vec<KernelBuffers> {
-        self.kernel_buffers
-            .as_mut()
+        let mut out: Vec<KernelBuffers> = (self.kernel_buffers.as_mut())
             .map(std::mem::take)
-            .unwrap_or_default()
+            .unwrap_or_default();
+        out.extend(self.staged.as_mut().map(std::mem::take).unwrap_or_default());
+        out
     }
 
     /// The same context with kernel launches going to `target`.
@@ -206,7 +218,7 @@ impl Builtin {
             Builtin::Mem2reg => "promote stack slots whose address does not escape to values passed between continuations (SSA)",
             Builtin::Dce => "keep only what the external continuations reach",
             Builtin::Outline => "kernel outlining: the body of each GPU kernel launch becomes a closed top-level kernel taking the values it captures",
-            Builtin::Stage => "shared-memory staging (after `outline`): each read-only buffer of a kernel whose reads are a box around each thread's pixel, through a boundary handler, is loaded into a tile in shared memory at the kernel's entry, and its loads read the tile",
+            Builtin::Stage => "shared-memory staging (after `outline`): read-only buffers of a kernel whose reads are a box around each thread's pixel through a boundary handler, or constant elements of a mask, are copied into shared memory at the kernel's entry, and their loads read the copy; which ones, `--shm` and the cost model decide",
             Builtin::Kernels => "kernel launches become calls of the runtime: the outlined kernels go to the device code generator (CUDA), the host passes their module text and the captured values",
             Builtin::ClosureConv => "first-order form for native code: lift local functions that are only called to top level, and turn functions used as values into (code, environment) pairs",
         }
@@ -246,15 +258,7 @@ impl Pass for Builtin {
             Builtin::Inline => {
                 pe::run(w, inline_only)?;
             }
-            Builtin::Simplify => {
-                for _ in 0..32 {
-                    let inlined = pe::run(w, inline_only)?.changed();
-                    let cleaned = cleanup::run(w);
-                    if !inlined && !cleaned {
-                        break;
-                    }
-                }
-            }
+            Builtin::Simplify => simplify(w, inline_only)?,
             Builtin::Cleanup => {
                 cleanup::run(w);
             }
@@ -269,7 +273,12 @@ impl Pass for Builtin {
             Builtin::Outline => {
                 outline::run(w)?;
             }
-            Builtin::Stage => stage::run(w)?,
+            Builtin::Stage => {
+                // What only the replaced loads used (the handler's branches) goes.
+                if stage::run(w, cx)? {
+                    simplify(w, inline_only)?;
+                }
+            }
             Builtin::Kernels => kernels::run(w, cx)?,
             Builtin::ClosureConv => {
                 let (new, remap, _) = closure::run(w)?;
@@ -279,6 +288,18 @@ impl Pass for Builtin {
         }
         Ok(())
     }
+}
+
+/// Inlines continuations used once and cleans up, again until nothing changes.
+fn simplify(w: &mut World, inline_only: pe::Options) -> Result<(), Diagnostic> {
+    for _ in 0..32 {
+        let inlined = pe::run(w, inline_only)?.changed();
+        let cleaned = cleanup::run(w);
+        if !inlined && !cleaned {
+            break;
+        }
+    }
+    Ok(())
 }
 
 /// A list of passes, run in order.
@@ -403,8 +424,8 @@ impl Pipeline {
     }
 
     /// This pipeline with shared-memory staging: kernel outlining (unless it outlines
-    /// already), `stage` and `simplify`, before the lowering of kernel launches where it
-    /// has one.
+    /// already) and `stage` (which simplifies what it staged), before the lowering of
+    /// kernel launches where it has one.
     pub fn with_staging(mut self) -> Pipeline {
         let is = |p: &Box<dyn Pass>, b: Builtin| p.name() == b.name();
         if self.passes.iter().any(|p| is(p, Builtin::Stage)) {
@@ -418,8 +439,6 @@ impl Pipeline {
             add.push(Box::new(Builtin::Outline));
         }
         add.push(Box::new(Builtin::Stage));
-        // What only the replaced loads used (the handler's branches) goes.
-        add.push(Box::new(Builtin::Simplify));
         self.passes.splice(at..at, add);
         self
     }

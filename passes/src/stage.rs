@@ -1,64 +1,223 @@
-//! The pass `stage`: stages the read-only buffers of CUDA kernels into shared memory.
+//! The pass `stage`: stages the read-only buffers of CUDA kernels into shared memory,
+//! those the cost model ([`crate::shm_model`]) expects a gain from (`--shm auto`), all that
+//! can be staged (`--shm on`), or none (`--shm off`); a kernel's code overrides the choice
+//! for one of its buffers with the hints `shm_stage(p)` and `shm_keep(p)`.
 //!
 //! It runs after kernel outlining (each launched kernel is a closed continuation) and
 //! before launch lowering, on the host world, so that the interpreter runs the staged
 //! kernels as the GPU does. For each kernel with a constant block shape, read-only tracing
-//! and footprints ([`crate::buffers`]) find the buffers whose reads are a box of offsets
-//! around each thread's pixel with a boundary handler (so that every element of the tile,
-//! halo included, can be read through the handler). For each such buffer:
+//! and footprints ([`crate::buffers`]) find the buffers that can be staged:
 //!
-//! - at the kernel's entry, the threads of the block fill a tile of `(bx + box width - 1)`
-//!   x `(by + box height - 1)` elements in shared memory, element `i` by thread
-//!   `i mod (bx * by)`: each element is read as one of the kernel's own reads computes it
-//!   (through the boundary handler), with the thread index replaced by the element's
-//!   position; then `__syncthreads`;
-//! - every load of the buffer becomes a load of the tile at the thread's position plus the
-//!   load's offset: `(tid.y + dy - dy0) * tile width + tid.x + dx - dx0`, adds and one
-//!   multiplication by a constant, no division.
+//! - a *tile*: reads that are a box of offsets around each thread's pixel with a boundary
+//!   handler (so that every element of the tile, halo included, can be read through the
+//!   handler). At the kernel's entry, the threads of the block fill a tile of
+//!   `(bx + box width - 1)` x `(by + box height - 1)` elements in shared memory, element `i`
+//!   by thread `i mod (bx * by)`: each element is read as one of the kernel's own reads
+//!   computes it (through the boundary handler), with the thread index replaced by the
+//!   element's position. Every load of the buffer becomes a load of the tile at the
+//!   thread's position plus the load's offset: `(tid.y + dy - dy0) * tile width + tid.x +
+//!   dx - dx0`, adds and one multiplication by a constant, no division;
+//! - a *mask*: reads at constant indices, the same for every thread, of a buffer the
+//!   launch shows to hold at least the largest of them (a pointer to the start of an
+//!   allocation of a constant size). The block copies the elements from the smallest
+//!   index to the largest, and each load reads its element of the copy.
 //!
-//! Clamped reads stay bitwise identical: a tile element holds what the kernel would have
-//! read there.
+//! Then `__syncthreads`, and the kernel's own code. Clamped reads stay bitwise identical: a
+//! tile element holds what the kernel would have read there.
 
 use crate::buffers::{self, Access, KernelBuffers};
-use crate::footprint::{Footprint, IndexVar, LoadOffset};
-use crate::kernels::{allocation_results, launched_kernel};
+use crate::footprint::{load_type, Footprint, IndexVar, LoadOffset};
+use crate::kernels::{allocation_results, launch_loc, launched_kernel};
 use crate::live::Live;
 use crate::rewrite::Rewriter;
+use crate::shm_model::{self, Estimate, Use};
+use crate::PassContext;
 use durin_diag::Diagnostic;
 use durin_ir::layout::size_align;
-use durin_ir::{AddrSpace, ArithOp, CmpOp, Def, Kernel, Node, World};
+use durin_ir::{AddrSpace, ArithOp, CmpOp, Def, Kernel, Node, TypeKind, World};
 
 /// The most shared memory a kernel's tiles may take (CUDA's static limit per block).
 const MAX_SHARED: i64 = 48 * 1024;
 
-/// Stages what can be staged in every launched kernel of `w`.
-pub fn run(w: &mut World) -> Result<(), Diagnostic> {
+/// How `stage` chooses the buffers to stage (the hints in a kernel's code override it).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum StageMode {
+    /// None.
+    Off,
+    /// Every buffer that can be staged.
+    On,
+    /// The buffers the cost model expects a gain from.
+    #[default]
+    Auto,
+}
+
+/// What staging decided for one read-only buffer of a kernel.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Staging {
+    /// Whether it was staged.
+    pub staged: bool,
+    /// Why, in words.
+    pub why: String,
+    /// The cost model's estimate, where the buffer can be staged.
+    pub estimate: Option<Estimate>,
+    /// The shared memory its tile takes (bytes), where it can be staged.
+    pub bytes: i64,
+}
+
+/// Stages what the mode and the hints choose in every launched kernel of `w`; records the
+/// decisions for `--report shm` where `cx` asks for them. Whether it staged anything.
+pub fn run(w: &mut World, cx: &mut PassContext) -> Result<bool, Diagnostic> {
+    let mode = cx.config.shm;
     let live = Live::new(w);
+    let hinted = live.conts().iter().any(|&c| {
+        w.body(c).is_none()
+            && w.name(c)
+                .is_some_and(|n| buffers::staging_hint(n).is_some())
+    });
+    if mode == StageMode::Off && !hinted && cx.kernel_buffers.is_none() {
+        return Ok(false);
+    }
+    let mut staged = false;
     let launches = live.launches(w);
     let allocated = allocation_results(w, live.conts());
     for l in &launches {
-        let (k, bases) = launched_kernel(w, l, &allocated);
-        let found = buffers::trace(w, &k, &bases, Some((w, &l.captured)));
-        stage_kernel(w, &k, &found);
+        let (k, captured) = launched_kernel(w, l, &allocated);
+        let mut found = buffers::trace(
+            w,
+            &k,
+            &captured.ids,
+            &captured.extents,
+            Some((w, &l.captured)),
+        );
+        staged |= stage_kernel(w, &k, &mut found, mode);
+        found.loc = launch_loc(w, l, cx.sources);
+        if let Some(out) = cx.staged.as_mut() {
+            out.push(found);
+        }
     }
-    Ok(())
+    Ok(staged)
 }
 
 /// What staging one buffer needs.
 struct Plan {
     offsets: Vec<LoadOffset>,
-    dx: (i64, i64),
-    dy: (i64, i64),
-    /// A load through the boundary handler, whose index computation fills the tile.
-    template: LoadOffset,
+    shape: Shape,
 }
 
-fn stage_kernel(w: &mut World, k: &Kernel, found: &KernelBuffers) {
-    let Some([bx, by, 1]) = k.block else {
-        return;
+/// The copy a plan makes.
+#[derive(Clone, Copy)]
+enum Shape {
+    /// A tile around the block's pixels: columns and rows of offsets, and a load through
+    /// the boundary handler, whose index computation fills the tile.
+    Tile {
+        dx: (i64, i64),
+        dy: (i64, i64),
+        template: LoadOffset,
+    },
+    /// Elements `lo..=hi` of a mask, counted from `base`.
+    Mask { lo: i64, hi: i64, base: Def },
+}
+
+impl Shape {
+    /// The elements of the copy, for blocks of `bx` x `by` threads.
+    fn elements(self, bx: i64, by: i64) -> (i64, i64) {
+        match self {
+            Shape::Tile { dx, dy, .. } => (bx + dx.1 - dx.0, by + dy.1 - dy.0),
+            Shape::Mask { lo, hi, .. } => (hi - lo + 1, 1),
+        }
+    }
+}
+
+/// How buffer `b` can be staged, or why not.
+fn shape_of(
+    w: &mut World,
+    b: &buffers::Buffer,
+    cloner: &mut Cloner,
+    index_params: &[(Def, IndexVar)],
+) -> Result<Shape, String> {
+    let Some(fp) = &b.footprint else {
+        return Err("no footprint".into());
     };
+    match fp {
+        Footprint::Box { edge: false, .. } => Err(
+            "its reads have no boundary handler (the tile's halo could fall outside the buffer)"
+                .into(),
+        ),
+        Footprint::Box { bounded: false, .. } => Err(
+            "its boundary handler does not replace every axis of the pixel (the tile's halo could fall outside the buffer)"
+                .into(),
+        ),
+        Footprint::Box { dx, dy, .. } => {
+            let Some(template) = b.offsets.iter().find(|o| o.edge).copied() else {
+                return Err("no read through the boundary handler".into());
+            };
+            // The template's pointer must be computable at the entry (tried with zeros).
+            let i32t = w.ty_int(32, true);
+            let zero = w.lit(i32t, 0);
+            let dummy = index_params.iter().map(|&(p, _)| (p, zero)).collect();
+            let ptr = w.ops(template.load)[1];
+            match cloner.clone_with(w, ptr, dummy) {
+                Some(_) => Ok(Shape::Tile {
+                    dx: *dx,
+                    dy: *dy,
+                    template,
+                }),
+                None => Err("the boundary handler's reads cannot be computed at the kernel's entry".into()),
+            }
+        }
+        Footprint::ThreadIndependent { elements: None } => {
+            Err("a mask read at indices not known at compile time".into())
+        }
+        Footprint::ThreadIndependent {
+            elements: Some((lo, hi)),
+        } => {
+            let Some(first) = b.offsets.first() else {
+                return Err("no reads".into());
+            };
+            let elem = load_type(w, first.load);
+            let size = size_align(w, elem).0 as i64;
+            let is_array = matches!(w.kind(w.type_of(first.base)), TypeKind::Ptr { pointee, .. }
+                if matches!(w.kind(*pointee), TypeKind::Array { .. }));
+            match b.extent {
+                _ if !is_array => Err("a mask not read through an array".into()),
+                None => Err("a mask whose size the launch does not show (a pointer to the start of an allocation of a constant size)".into()),
+                Some(e) if *lo < 0 || (*hi + 1) * size > e => Err(format!(
+                    "a mask read at elements {lo} to {hi}, beyond its allocation of {e} bytes"
+                )),
+                Some(_) => match cloner.clone_with(w, first.base, Default::default()) {
+                    Some(_) => Ok(Shape::Mask {
+                        lo: *lo,
+                        hi: *hi,
+                        base: first.base,
+                    }),
+                    None => Err("the mask's address cannot be computed at the kernel's entry".into()),
+                },
+            }
+        }
+        Footprint::NotAffine(why) => Err(format!("not affine: {why}")),
+    }
+}
+
+/// Decides for each read-only buffer of kernel `k` and stages the chosen ones; whether it
+/// staged any.
+fn stage_kernel(w: &mut World, k: &Kernel, found: &mut KernelBuffers, mode: StageMode) -> bool {
+    let not = |why: &str| Staging {
+        staged: false,
+        why: why.to_string(),
+        estimate: None,
+        bytes: 0,
+    };
+    let Some([bx, by, 1]) = k.block else {
+        for b in &mut found.buffers {
+            if b.access == Access::ReadOnly {
+                b.staging = Some(not("the launch's block shape is not a constant x * y"));
+            }
+        }
+        return false;
+    };
+    let (bx, by) = (bx as i64, by as i64);
     // Only the kernel's own index parameters may appear in a template's index.
-    let index_params = &found.index_params;
+    let index_params = found.index_params.clone();
     let mut plans = Vec::new();
     let mut bytes = 0i64;
     // The kernel's own continuations, before the staging code changes it.
@@ -66,46 +225,101 @@ fn stage_kernel(w: &mut World, k: &Kernel, found: &KernelBuffers) {
         .filter(|&c| w.body(c).is_some())
         .collect();
     let mut cloner = Cloner::new(w, &original);
-    for b in &found.buffers {
-        let (
-            Access::ReadOnly,
-            Some(Footprint::Box {
-                dx, dy, edge: true, ..
-            }),
-        ) = (&b.access, &b.footprint)
-        else {
-            continue;
-        };
-        let Some(template) = b.offsets.iter().find(|o| o.edge).copied() else {
-            continue;
-        };
-        // The template's pointer must be computable at the entry (tried with zeros).
-        let i32t = w.ty_int(32, true);
-        let zero = w.lit(i32t, 0);
-        let dummy: rustc_hash::FxHashMap<Def, Def> =
-            index_params.iter().map(|&(p, _)| (p, zero)).collect();
-        let ptr = w.ops(template.load)[1];
-        if cloner.clone_with(w, ptr, dummy).is_none() {
+    for b in &mut found.buffers {
+        if b.access != Access::ReadOnly {
             continue;
         }
-        let elem = load_type(w, template.load);
-        let size =
-            (bx as i64 + dx.1 - dx.0) * (by as i64 + dy.1 - dy.0) * size_align(w, elem).0 as i64;
-        if bytes + size > MAX_SHARED {
-            continue;
-        }
-        bytes += size;
-        plans.push(Plan {
-            offsets: b.offsets.clone(),
-            dx: *dx,
-            dy: *dy,
-            template,
+        let shape = match shape_of(w, b, &mut cloner, &index_params) {
+            Ok(s) => s,
+            Err(why) => {
+                b.staging = Some(not(&format!("cannot be staged: {why}")));
+                continue;
+            }
+        };
+        let elem = load_type(w, b.offsets[0].load);
+        let (tw, th) = shape.elements(bx, by);
+        let size = tw * th * size_align(w, elem).0 as i64;
+        let mut reads: Vec<(i64, i64)> = b.offsets.iter().map(|o| (o.dx, o.dy)).collect();
+        reads.sort_unstable();
+        reads.dedup();
+        let estimate = shm_model::estimate(
+            &shm_model::SM90,
+            &Use {
+                threads: bx * by,
+                reads: reads.len() as i64,
+                tile: tw * th,
+                elem: size / (tw * th).max(1),
+                uniform: matches!(shape, Shape::Mask { .. }),
+                shared: bytes + size,
+            },
+        );
+        let gain = estimate.gain();
+        let (stage, why) = match (b.hint, mode) {
+            (Some(true), _) => (true, "staged: `shm_stage` in the kernel's code".to_string()),
+            (Some(false), _) => (
+                false,
+                "not staged: `shm_keep` in the kernel's code".to_string(),
+            ),
+            (None, StageMode::On) => (true, "staged: --shm on".to_string()),
+            (None, StageMode::Off) => (false, "not staged: --shm off".to_string()),
+            (None, StageMode::Auto) if gain > shm_model::THRESHOLD => {
+                (true, "staged: the model expects a gain".to_string())
+            }
+            (None, StageMode::Auto) => (
+                false,
+                format!(
+                    "not staged: the model expects no gain of {:.0}% or more",
+                    shm_model::THRESHOLD * 100.0
+                ),
+            ),
+        };
+        let fits = bytes + size <= MAX_SHARED;
+        b.staging = Some(Staging {
+            staged: stage && fits,
+            why: match (stage, fits) {
+                (true, false) => format!(
+                    "not staged: the kernel's tiles would take more than {} KiB of shared memory",
+                    MAX_SHARED / 1024
+                ),
+                _ => why,
+            },
+            estimate: Some(estimate),
+            bytes: size,
         });
+        if stage && fits {
+            bytes += size;
+            plans.push(Plan {
+                offsets: b.offsets.clone(),
+                shape,
+            });
+        }
     }
     if plans.is_empty() {
-        return;
+        return false;
     }
-    let kernel = k.def;
+    transform(
+        w,
+        k.def,
+        &plans,
+        [bx, by],
+        &index_params,
+        &original,
+        &mut cloner,
+    );
+    true
+}
+
+/// Adds the staging code of `plans` at the entry of `kernel` (blocks of `bx` x `by`) and
+/// makes the staged loads read the copies.
+fn transform(
+    w: &mut World,
+    kernel: Def,
+    plans: &[Plan],
+    [bx, by]: [i64; 2],
+    index_params: &[(Def, IndexVar)],
+    original: &[Def],
+    cloner: &mut Cloner,
+) {
     let i32t = w.ty_int(32, true);
     let mem_t = w.ty_mem();
     // The original body goes to `rest`, which the staging code jumps to.
@@ -132,15 +346,16 @@ fn stage_kernel(w: &mut World, k: &Kernel, found: &KernelBuffers) {
     }
     let (tx, ty, bidx, bidy) = (vals[0], vals[1], vals[2], vals[3]);
     let lit = |w: &mut World, v: i64| w.lit(i32t, v as u32 as u64);
-    let threads = lit(w, bx as i64 * by as i64);
-    let bxl = lit(w, bx as i64);
+    let threads = lit(w, bx * by);
+    let bxl = lit(w, bx);
     let row = w.arith(ArithOp::Mul, ty, bxl);
     let linear = w.arith(ArithOp::Add, row, tx);
-    let mut loads_to_tiles: Vec<(LoadOffset, Def, i64, i64, i64)> = Vec::new();
-    for plan in &plans {
-        let tw = bx as i64 + plan.dx.1 - plan.dx.0;
-        let th = by as i64 + plan.dy.1 - plan.dy.0;
-        let elem = load_type(w, plan.template.load);
+    // Each staged load, with the copy it reads and the index there.
+    let mut loads_to_copies: Vec<(LoadOffset, Def, Shape, i64)> = Vec::new();
+    for plan in plans {
+        let (tw, th) = plan.shape.elements(bx, by);
+        let first = plan.offsets[0].load;
+        let elem = load_type(w, first);
         let count = w.lit_i64(tw * th);
         let a = w.alloc_in(mem, elem, count, AddrSpace::Shared);
         mem = w.extract_at(a, 0);
@@ -155,32 +370,43 @@ fn stage_kernel(w: &mut World, k: &Kernel, found: &KernelBuffers) {
         let more = w.cmp(CmpOp::Lt, i, total);
         let branch = w.select(more, body, done);
         w.set_body(header, branch, &[hm]);
-        // Element i is at (i mod tw, i / tw) of the tile: the template's read with the
-        // thread index there.
-        let twl = lit(w, tw);
-        let col = w.arith(ArithOp::Rem, i, twl);
-        let rowi = w.arith(ArithOp::Div, i, twl);
-        let shift_x = lit(w, plan.dx.0 - plan.template.dx);
-        let shift_y = lit(w, plan.dy.0 - plan.template.dy);
-        let at_x = w.arith(ArithOp::Add, col, shift_x);
-        let at_y = w.arith(ArithOp::Add, rowi, shift_y);
-        let mut subst = rustc_hash::FxHashMap::default();
-        for &(p, var) in index_params {
-            let to = match var {
-                IndexVar::Tid(0) => at_x,
-                IndexVar::Tid(1) => at_y,
-                IndexVar::Bid(0) => bidx,
-                IndexVar::Bid(1) => bidy,
-                IndexVar::Dim(0) => bxl,
-                IndexVar::Dim(1) => lit(w, by as i64),
-                IndexVar::Dim(_) => lit(w, 1),
-                IndexVar::Tid(_) | IndexVar::Bid(_) => lit(w, 0),
-            };
-            subst.insert(p, to);
-        }
-        let ptr = w.ops(plan.template.load)[1];
-        let Some(ptr) = cloner.clone_with(w, ptr, subst) else {
-            unreachable!("the template was cloned with zeros");
+        let ptr = match plan.shape {
+            Shape::Tile { dx, dy, template } => {
+                // Element i is at (i mod tw, i / tw) of the tile: the template's read with
+                // the thread index there.
+                let twl = lit(w, tw);
+                let col = w.arith(ArithOp::Rem, i, twl);
+                let rowi = w.arith(ArithOp::Div, i, twl);
+                let shift_x = lit(w, dx.0 - template.dx);
+                let shift_y = lit(w, dy.0 - template.dy);
+                let at_x = w.arith(ArithOp::Add, col, shift_x);
+                let at_y = w.arith(ArithOp::Add, rowi, shift_y);
+                let mut subst = rustc_hash::FxHashMap::default();
+                for &(p, var) in index_params {
+                    let to = match var {
+                        IndexVar::Tid(0) => at_x,
+                        IndexVar::Tid(1) => at_y,
+                        IndexVar::Bid(0) => bidx,
+                        IndexVar::Bid(1) => bidy,
+                        IndexVar::Dim(0) => bxl,
+                        IndexVar::Dim(1) => lit(w, by),
+                        IndexVar::Dim(_) => lit(w, 1),
+                        IndexVar::Tid(_) | IndexVar::Bid(_) => lit(w, 0),
+                    };
+                    subst.insert(p, to);
+                }
+                let ptr = w.ops(template.load)[1];
+                cloner.clone_with(w, ptr, subst)
+            }
+            Shape::Mask { lo, base, .. } => {
+                let base = cloner.clone_with(w, base, Default::default());
+                let lol = lit(w, lo);
+                let at = w.arith(ArithOp::Add, i, lol);
+                base.map(|b| w.lea(b, at))
+            }
+        };
+        let Some(ptr) = ptr else {
+            unreachable!("the address was computed when the buffer was chosen");
         };
         let bm = w.param(body, 0);
         let ld = w.load(bm, ptr);
@@ -192,7 +418,7 @@ fn stage_kernel(w: &mut World, k: &Kernel, found: &KernelBuffers) {
         mem = w.param(done, 0);
         at = done;
         for o in &plan.offsets {
-            loads_to_tiles.push((*o, tile, tw, plan.dx.0, plan.dy.0));
+            loads_to_copies.push((*o, tile, plan.shape, tw));
         }
     }
     // The barrier, then the kernel's own code.
@@ -202,19 +428,24 @@ fn stage_kernel(w: &mut World, k: &Kernel, found: &KernelBuffers) {
     w.set_body(at, sync, &[mem, rest]);
     // The kernel's `mem` went to the staging code: the original code (which may name it
     // in any of its blocks) takes the one the barrier passes on, and every load of a
-    // staged buffer reads the tile (loads in the order they were made, so that a load's
+    // staged buffer reads the copy (loads in the order they were made, so that a load's
     // `mem` is rewritten after the loads it comes from).
     let mut to_tile = Rewriter::new();
     to_tile.map(kmem, rmem);
-    loads_to_tiles.sort_by_key(|t| t.0.load);
-    for (o, tile, tw, dx0, dy0) in loads_to_tiles {
-        let r = lit(w, o.dy - dy0);
-        let c = lit(w, o.dx - dx0);
-        let twl = lit(w, tw);
-        let ry = w.arith(ArithOp::Add, ty, r);
-        let rows = w.arith(ArithOp::Mul, ry, twl);
-        let cx = w.arith(ArithOp::Add, tx, c);
-        let idx = w.arith(ArithOp::Add, rows, cx);
+    loads_to_copies.sort_by_key(|t| t.0.load);
+    for (o, tile, shape, tw) in loads_to_copies {
+        let idx = match shape {
+            Shape::Tile { dx, dy, .. } => {
+                let r = lit(w, o.dy - dy.0);
+                let c = lit(w, o.dx - dx.0);
+                let twl = lit(w, tw);
+                let ry = w.arith(ArithOp::Add, ty, r);
+                let rows = w.arith(ArithOp::Mul, ry, twl);
+                let cx = w.arith(ArithOp::Add, tx, c);
+                w.arith(ArithOp::Add, rows, cx)
+            }
+            Shape::Mask { lo, .. } => lit(w, o.dx - lo),
+        };
         let slot = w.lea(tile, idx);
         let m = w.ops(o.load)[0];
         let m = to_tile.rewrite(w, m);
@@ -340,13 +571,4 @@ impl Cloner {
             }
         }
     }
-}
-
-/// The type `load` reads (its result is `(mem, T)`).
-fn load_type(w: &World, load: Def) -> durin_ir::Type {
-    let ty = w.type_of(load);
-    w.types()
-        .components(ty)
-        .and_then(|c| c.get(1).copied())
-        .unwrap_or(ty)
 }

@@ -397,11 +397,15 @@ pub fn effect_pointee(w: &World, ty: Type) -> Option<Type> {
 
 /// The prelude's memory hints (`stdlib/core.art`): imports every back end and the
 /// interpreter implement themselves, as instructions, not as calls of a runtime function.
+/// The staging hints (`durin_shm_stage`, `durin_shm_keep`) are for the `stage` pass and do
+/// nothing where they are left.
 pub const MEMORY_HINTS: &[&str] = &[
     "durin_aligned",
     "durin_assume_aligned",
     "durin_store_stream_f32",
     "durin_store_fence",
+    "durin_shm_stage",
+    "durin_shm_keep",
 ];
 
 /// Whether an `alloc` of result type `ty` reserves GPU shared memory (address space
