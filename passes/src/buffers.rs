@@ -350,6 +350,7 @@ pub(crate) fn trace(
     }
     let roots_of = |d: Def| t.roots.get(&d).cloned().unwrap_or_default();
     let mut load_defs: FxHashMap<Root, Vec<Def>> = FxHashMap::default();
+    let mut hints: Vec<(Root, bool)> = Vec::new();
     let mark = |buffers: &mut FxHashMap<Root, Buffer>, r: &Root, a: Access, at: Option<Span>| {
         let b = (buffers.entry(r.clone())).or_insert_with(|| Buffer::unused(r.clone()));
         // Disqualified beats written beats read-only.
@@ -416,8 +417,7 @@ pub(crate) fn trace(
             }
             for r in roots {
                 if let (true, Some(h)) = (import, staging_hint(name)) {
-                    let b = (buffers.entry(r.clone())).or_insert_with(|| Buffer::unused(r.clone()));
-                    b.hint = Some(h);
+                    hints.push((r.clone(), h));
                 }
                 let access = if to_param {
                     Access::Disqualified("returned from the kernel's code".into())
@@ -434,6 +434,24 @@ pub(crate) fn trace(
     }
     let mut buffers: Vec<Buffer> = buffers.into_values().collect();
     buffers.sort_by(|a, b| a.root.cmp(&b.root));
+    // A hint names the buffers of its pointer: those the launch passes the same pointer
+    // for, up to casts (the kernel may get `p` and `p as &[u8]` apart).
+    let pointer = |r: &Root| -> Option<Def> {
+        let (hw, captured) = host?;
+        let mut d = *captured.get(r.param).filter(|_| r.path.is_empty())?;
+        while hw.node(d) == Node::Bitcast {
+            d = hw.ops(d)[0];
+        }
+        Some(d)
+    };
+    for (r, h) in &hints {
+        let same = pointer(r);
+        for b in &mut buffers {
+            if b.root == *r || (same.is_some() && pointer(&b.root) == same) {
+                b.hint = Some(*h);
+            }
+        }
+    }
     // A store through a pointer of unknown origin may write any of them.
     if let Some(at) = unknown_store {
         for b in &mut buffers {
