@@ -25,7 +25,10 @@ fn run(p: &Pipeline, w: &mut World, entry: Def, fuel: u64) -> Result<Def, Diagno
         verify_each: true,
         ..RunOptions::default()
     };
-    let mut cx = PassContext::new(Config { fuel });
+    let mut cx = PassContext::new(Config {
+        fuel,
+        ..Config::default()
+    });
     p.run_in(w, &opts, &mut cx, |_, _| {})?;
     Ok(cx.follow(entry).expect("passes keep the externals"))
 }
