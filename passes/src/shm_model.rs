@@ -183,10 +183,11 @@ mod tests {
 
     #[test]
     fn tiles_that_overflow_the_l1_gain_from_staging() {
-        // 1024 threads each reading 441 places of a 52 x 52 tile of doubles, on a GPU with
-        // a small L1: the lines come again for many reads.
+        // 1024 threads each reading 441 places of a 52 x 52 tile of doubles (two blocks
+        // resident: 43 KiB of tiles), on a GPU with an L1 of 8 KiB: the lines come again
+        // for many reads.
         let gpu = Gpu {
-            l1_and_shared: 16 * 1024,
+            l1_and_shared: 8 * 1024,
             ..SM90
         };
         let u = Use {
