@@ -1,6 +1,6 @@
 //! The compile session: sources in, diagnostics and artifacts out.
 
-use crate::{cuda, error, native, Backend, Emit, Options, Report, Shm, Target};
+use crate::{cuda, error, native, Backend, Emit, Options, Report, Target};
 use durin_diag::{render, Diagnostic, SourceMap};
 use durin_frontend::check::Program;
 use durin_ir::interp;
@@ -455,12 +455,9 @@ impl<'io> Session<'io> {
                     Access::Unused => "not accessed".to_string(),
                 };
                 self.say(format_args!("shm:   {what}: {line}"));
-                match &b.staging {
-                    Some(s) => self.say(format_args!("shm:     {}", staging_text(s))),
-                    None if b.access == Access::ReadOnly && self.options.shm == Shm::Off => {
-                        self.say(format_args!("shm:     not staged: --shm off"))
-                    }
-                    None => {}
+                // The `stage` pass, in every CUDA pipeline, decided for each read-only buffer.
+                if let Some(s) = &b.staging {
+                    self.say(format_args!("shm:     {}", staging_text(s)));
                 }
             }
             let staged: Vec<_> = (k.buffers.iter())

@@ -23,6 +23,7 @@
 //! buffer read-only, and may call a read-only buffer disqualified.
 
 use crate::footprint::{analyze, Footprint, HostSide, IndexVar, Indices, LoadOffset};
+use crate::kernels::without_casts;
 use durin_diag::Span;
 use durin_ir::{Def, Kernel, Node, TypeKind, World};
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -438,11 +439,8 @@ pub(crate) fn trace(
     // for, up to casts (the kernel may get `p` and `p as &[u8]` apart).
     let pointer = |r: &Root| -> Option<Def> {
         let (hw, captured) = host?;
-        let mut d = *captured.get(r.param).filter(|_| r.path.is_empty())?;
-        while hw.node(d) == Node::Bitcast {
-            d = hw.ops(d)[0];
-        }
-        Some(d)
+        let d = *captured.get(r.param).filter(|_| r.path.is_empty())?;
+        Some(without_casts(hw, d))
     };
     for (r, h) in &hints {
         let same = pointer(r);

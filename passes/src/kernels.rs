@@ -210,6 +210,14 @@ pub(crate) fn allocation_results(w: &World, conts: &[Def]) -> Allocations {
     out
 }
 
+/// The value `d` is a cast of (through any number of casts), or `d`.
+pub(crate) fn without_casts(w: &World, mut d: Def) -> Def {
+    while w.node(d) == Node::Bitcast {
+        d = w.ops(d)[0];
+    }
+    d
+}
+
 /// Where a pointer comes from, through casts and address arithmetic.
 fn pointer_base(w: &World, mut d: Def) -> Def {
     while matches!(w.node(d), Node::Bitcast | Node::Lea)
@@ -243,11 +251,7 @@ pub(crate) fn launched_kernel(
     // A pointer to the start of an allocation (through casts only) of a constant size.
     let extents = (l.captured.iter())
         .map(|&c| {
-            let mut d = c;
-            while w.node(d) == Node::Bitcast {
-                d = w.ops(d)[0];
-            }
-            let size = allocated.get(&d)?;
+            let size = allocated.get(&without_casts(w, c))?;
             w.lit_bits(*size).map(|n| n as i64).filter(|&n| n > 0)
         })
         .collect();

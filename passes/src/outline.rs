@@ -6,9 +6,9 @@
 //! those values as parameters (`cn(mem, captured.., cn(mem))`) and passes them at the launch.
 //! The captured values are the largest host computations the kernel uses (a loaded value is
 //! passed as a value, not loaded again on the device), except address arithmetic: a `lea` of
-//! a host pointer is computed again in the kernel, which takes the pointer. A kernel that is not known at compile
-//! time, or that would capture a closure, a continuation or the address of a host stack
-//! slot, is an error at the launch's source location.
+//! a host pointer is computed again in the kernel, which takes the pointer. A kernel that is
+//! not known at compile time, or that would capture a closure, a continuation or the
+//! address of a host stack slot, is an error at the launch's source location.
 
 use crate::live::Live;
 use crate::rewrite::{

@@ -236,9 +236,9 @@ fn stage_kernel(w: &mut World, k: &Kernel, found: &mut KernelBuffers, mode: Stag
                 continue;
             }
         };
-        let elem = load_type(w, b.offsets[0].load);
+        let elem = size_align(w, load_type(w, b.offsets[0].load)).0 as i64;
         let (tw, th) = shape.elements(bx, by);
-        let size = tw * th * size_align(w, elem).0 as i64;
+        let size = tw * th * elem;
         let mut reads: Vec<(i64, i64)> = b.offsets.iter().map(|o| (o.dx, o.dy)).collect();
         reads.sort_unstable();
         reads.dedup();
@@ -248,7 +248,7 @@ fn stage_kernel(w: &mut World, k: &Kernel, found: &mut KernelBuffers, mode: Stag
                 threads: bx * by,
                 reads: reads.len() as i64,
                 tile: tw * th,
-                elem: size / (tw * th).max(1),
+                elem,
                 uniform: matches!(shape, Shape::Mask { .. }),
                 shared: bytes + size,
             },
@@ -262,7 +262,7 @@ fn stage_kernel(w: &mut World, k: &Kernel, found: &mut KernelBuffers, mode: Stag
             ),
             (None, StageMode::On) => (true, "staged: --shm on".to_string()),
             (None, StageMode::Off) => (false, "not staged: --shm off".to_string()),
-            (None, StageMode::Auto) if gain > shm_model::THRESHOLD => {
+            (None, StageMode::Auto) if gain >= shm_model::THRESHOLD => {
                 (true, "staged: the model expects a gain".to_string())
             }
             (None, StageMode::Auto) => (
