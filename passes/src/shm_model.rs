@@ -38,7 +38,7 @@ pub struct Gpu {
     pub shared_access: f64,
     /// Cost of a 128-byte line from L2 into an SM.
     pub line: f64,
-    /// Cost of the fill's index arithmetic (a division and a remainder by a constant, the
+    /// Cost of the fill's index arithmetic (stepping the element's column and row, the
     /// boundary handler) per element per warp.
     pub fill_index: f64,
     /// Cost of a barrier per warp.

@@ -12,8 +12,8 @@
 //!   handler (so that every element of the tile, halo included, can be read through the
 //!   handler). At the kernel's entry, the threads of the block fill a tile of
 //!   `(bx + box width - 1)` x `(by + box height - 1)` elements in shared memory, element `i`
-//!   by thread `i mod (bx * by)`: each element is read as one of the kernel's own reads
-//!   computes it (through the boundary handler), with the thread index replaced by the
+//!   by thread `i mod (bx * by)` (its column and row stepped along with `i`, without a
+//!   division): each element is read as one of the kernel's own reads computes it (through the boundary handler), with the thread index replaced by the
 //!   element's position. Every load of the buffer becomes a load of the tile at the
 //!   thread's position plus the load's offset: `(tid.y + dy - dy0) * tile width + tid.x +
 //!   dx - dx0`, adds and one multiplication by a constant, no division;
@@ -360,27 +360,14 @@ fn transform(
         let a = w.alloc_in(mem, elem, count, AddrSpace::Shared);
         mem = w.extract_at(a, 0);
         let tile = w.extract_at(a, 1);
-        // The fill loop: element i by thread i mod (bx * by).
-        let header = w.cont(&[mem_t, i32t], "fill");
-        let body = w.cont(&[mem_t], "fill_body");
-        let done = w.cont(&[mem_t], "filled");
-        w.set_body(at, header, &[mem, linear]);
-        let (hm, i) = (w.param(header, 0), w.param(header, 1));
-        let total = lit(w, tw * th);
-        let more = w.cmp(CmpOp::Lt, i, total);
-        let branch = w.select(more, body, done);
-        w.set_body(header, branch, &[hm]);
-        let ptr = match plan.shape {
+        let ptr_at = |w: &mut World, cloner: &mut Cloner, col: Def, row: Def| match plan.shape {
             Shape::Tile { dx, dy, template } => {
-                // Element i is at (i mod tw, i / tw) of the tile: the template's read with
-                // the thread index there.
-                let twl = lit(w, tw);
-                let col = w.arith(ArithOp::Rem, i, twl);
-                let rowi = w.arith(ArithOp::Div, i, twl);
+                // The element at (col, row) of the tile: the template's read with the
+                // thread index there.
                 let shift_x = lit(w, dx.0 - template.dx);
                 let shift_y = lit(w, dy.0 - template.dy);
                 let at_x = w.arith(ArithOp::Add, col, shift_x);
-                let at_y = w.arith(ArithOp::Add, rowi, shift_y);
+                let at_y = w.arith(ArithOp::Add, row, shift_y);
                 let mut subst = rustc_hash::FxHashMap::default();
                 for &(p, var) in index_params {
                     let to = match var {
@@ -401,11 +388,29 @@ fn transform(
             Shape::Mask { lo, base, .. } => {
                 let base = cloner.clone_with(w, base, Default::default());
                 let lol = lit(w, lo);
-                let at = w.arith(ArithOp::Add, i, lol);
+                let at = w.arith(ArithOp::Add, col, lol);
                 base.map(|b| w.lea(b, at))
             }
         };
-        let Some(ptr) = ptr else {
+        // The fill: thread `t` (its linear index in the block) the elements `t`, `t + B`,
+        // `t + 2B` ... (B threads), each at (col, row) of the tile: found with one division
+        // at the start, then stepped by B's whole rows and its rest, a wrap to the next
+        // row where the column passes the width, so that the loop has no division.
+        let total = tw * th;
+        let twl = lit(w, tw);
+        let col0 = w.arith(ArithOp::Rem, linear, twl);
+        let row0 = w.arith(ArithOp::Div, linear, twl);
+        let header = w.cont(&[mem_t, i32t, i32t, i32t], "fill");
+        let body = w.cont(&[mem_t], "fill_body");
+        let done = w.cont(&[mem_t], "filled");
+        w.set_body(at, header, &[mem, linear, col0, row0]);
+        let (hm, i) = (w.param(header, 0), w.param(header, 1));
+        let (col, row) = (w.param(header, 2), w.param(header, 3));
+        let totall = lit(w, total);
+        let more = w.cmp(CmpOp::Lt, i, totall);
+        let branch = w.select(more, body, done);
+        w.set_body(header, branch, &[hm]);
+        let Some(ptr) = ptr_at(w, cloner, col, row) else {
             unreachable!("the address was computed when the buffer was chosen");
         };
         let bm = w.param(body, 0);
@@ -414,7 +419,16 @@ fn transform(
         let slot = w.lea(tile, i);
         let m2 = w.store(m1, slot, v);
         let next = w.arith(ArithOp::Add, i, threads);
-        w.set_body(body, header, &[m2, next]);
+        let (rows_step, cols_step) = (lit(w, (bx * by) / tw), lit(w, (bx * by) % tw));
+        let col1 = w.arith(ArithOp::Add, col, cols_step);
+        let row1 = w.arith(ArithOp::Add, row, rows_step);
+        let wraps = w.cmp(CmpOp::Ge, col1, twl);
+        let col_wrapped = w.arith(ArithOp::Sub, col1, twl);
+        let one = lit(w, 1);
+        let row_wrapped = w.arith(ArithOp::Add, row1, one);
+        let col2 = w.select(wraps, col_wrapped, col1);
+        let row2 = w.select(wraps, row_wrapped, row1);
+        w.set_body(body, header, &[m2, next, col2, row2]);
         mem = w.param(done, 0);
         at = done;
         for o in &plan.offsets {
