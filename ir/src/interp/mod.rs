@@ -245,6 +245,8 @@ struct Interp<'w, 'o> {
     frames_before: u64,
     /// The random generator's state (SplitMix64, as the runtime's).
     rng: u64,
+    /// The devices' timers (`durin_timer_start`): device number and start.
+    timers: Vec<(u32, std::time::Instant)>,
     /// What the program printed.
     out: &'o mut Vec<u8>,
     /// The block of a CPU kernel being run (`durin_cpu_launch`), if any.
@@ -361,6 +363,7 @@ impl<'w, 'o> Interp<'w, 'o> {
             seq: 0,
             frames_before: FRAMES.with(|c| c.get()),
             rng: 0x853c_49e6_748f_ea9b,
+            timers: Vec::new(),
             block: None,
             suspended: None,
             cuda: None,

@@ -102,6 +102,23 @@ impl Interp<'_, '_> {
                 r?;
             }
             "durin_cpu_barrier" => {}
+            // Every device's timer is the host's clock here.
+            "durin_timer_start" => {
+                let dev = bits(0)? as u32;
+                self.timers.retain(|&(d, _)| d != dev);
+                self.timers.push((dev, std::time::Instant::now()));
+            }
+            "durin_timer_stop" => {
+                let dev = bits(0)? as u32;
+                let Some(&(_, at)) = self.timers.iter().find(|&&(d, _)| d == dev) else {
+                    return Err(format!(
+                        "`durin_timer_stop({0})` without a `durin_timer_start({0})` before it",
+                        dev as i32
+                    ));
+                };
+                let ms = at.elapsed().as_secs_f64() * 1e3;
+                return Ok(vec![Value::Bits(ms.to_bits())]);
+            }
             "random_seed" => self.rng = bits(0)? & 0xffff_ffff,
             "random_val_u64" => return Ok(vec![Value::Bits(self.random())]),
             "random_val_f32" => {

@@ -54,6 +54,8 @@ struct State {
     /// the program), for errors found later.
     last: Option<(usize, usize)>,
     profile: Option<bool>,
+    /// Per CUDA device, the events of its timer (`durin_timer_start`, `durin_timer_stop`).
+    timers: HashMap<i32, [sys::CUevent; 2]>,
 }
 
 // SAFETY: the raw CUDA handles are only used under the state's mutex; CUDA contexts and
@@ -307,6 +309,93 @@ pub extern "C" fn anydsl_synchronize(dev: i32) {
     }
 }
 
+impl State {
+    /// The timer events of CUDA device `n`, made on first use.
+    fn timer(&mut self, n: i32) -> Result<[sys::CUevent; 2], String> {
+        self.device(n)?;
+        if let Some(&t) = self.timers.get(&n) {
+            return Ok(t);
+        }
+        let mut events = [std::ptr::null_mut(); 2];
+        for e in &mut events {
+            // SAFETY: a valid out-pointer, a current context.
+            check(
+                unsafe { sys::cuEventCreate(e, 0) },
+                "cannot create an event",
+            )?;
+        }
+        self.timers.insert(n, events);
+        Ok(events)
+    }
+}
+
+/// The host's timer starts (device numbers of the host platform).
+static HOST_TIMERS: Mutex<Vec<(i32, std::time::Instant)>> = Mutex::new(Vec::new());
+
+/// Starts the timer of device `dev` (AnyDSL's number): on a CUDA device, records an event
+/// on its stream, after everything launched before; on the host, reads the clock.
+#[no_mangle]
+pub extern "C" fn durin_timer_start(dev: i32) {
+    let (platform, n) = split(dev);
+    if platform != PLATFORM {
+        let mut t = HOST_TIMERS.lock().unwrap_or_else(|e| e.into_inner());
+        t.retain(|&(d, _)| d != dev);
+        t.push((dev, std::time::Instant::now()));
+        return;
+    }
+    with_state(|s| {
+        let [start, _] = s.timer(n)?;
+        // SAFETY: an event of the current context, the default stream.
+        check(
+            unsafe { sys::cuEventRecord(start, std::ptr::null_mut()) },
+            "cannot record an event",
+        )
+    })
+}
+
+/// Milliseconds from the last `durin_timer_start(dev)` to now: on a CUDA device, between
+/// two events on its stream (the GPU's time for what was launched in between, without the
+/// host's), after waiting for the second; on the host, the clock's. A stop without a start
+/// is an error.
+#[no_mangle]
+pub extern "C" fn durin_timer_stop(dev: i32) -> f64 {
+    let (platform, n) = split(dev);
+    if platform != PLATFORM {
+        let t = HOST_TIMERS.lock().unwrap_or_else(|e| e.into_inner());
+        return match t.iter().find(|&&(d, _)| d == dev) {
+            Some((_, at)) => at.elapsed().as_secs_f64() * 1e3,
+            None => {
+                drop(t);
+                crate::error::fail(&format!(
+                    "`durin_timer_stop({dev})` without a `durin_timer_start({dev})` before it"
+                ))
+            }
+        };
+    }
+    with_state(|s| {
+        if !s.timers.contains_key(&n) {
+            return Err(format!(
+                "`durin_timer_stop({dev})` without a `durin_timer_start({dev})` before it"
+            ));
+        }
+        let [start, stop] = s.timer(n)?;
+        let mut ms = 0f32;
+        // SAFETY: events of the current context; the first was recorded by the start.
+        unsafe {
+            check(
+                sys::cuEventRecord(stop, std::ptr::null_mut()),
+                "cannot record an event",
+            )?;
+            check(sys::cuEventSynchronize(stop), "a GPU kernel failed")?;
+            check(
+                sys::cuEventElapsedTime_v2(&mut ms, start, stop),
+                "cannot read the timer's events",
+            )?;
+        }
+        Ok(ms as f64)
+    })
+}
+
 /// Microseconds spent in kernels so far when `ANYDSL_PROFILE=full` (0 otherwise).
 #[no_mangle]
 pub extern "C" fn anydsl_get_kernel_time() -> i64 {
@@ -448,5 +537,7 @@ unsafe fn function(
 crate::symbol_table!(
     anydsl_synchronize,
     anydsl_get_kernel_time,
+    durin_timer_start,
+    durin_timer_stop,
     durin_cuda_launch
 );
