@@ -85,6 +85,8 @@ const PROGRAMS: &[&str] = &[
     "tests/gpu/pipeline.art",
     "benches/gpu/copy.art",
     "benches/gpu/launch.art",
+    "benches/gpu/staging.art",
+    "benches/gpu/stencil.art",
 ];
 
 fn ok(out: &std::process::Output, what: &str) -> String {
@@ -133,12 +135,28 @@ fn every_kernel_compiles_with_nvrtc_for_sm_90() {
         );
     }
     // The staged kernels too.
-    ptx(
-        &["--shm", "on"],
-        "tests/gpu/staging.art",
-        &dir.join("staged.ptx"),
-    );
+    for p in ["tests/gpu/staging.art", "benches/gpu/staging.art"] {
+        ptx(&["--shm", "on"], p, &dir.join("staged.ptx"));
+    }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn check_accepts_every_gpu_program_at_every_level() {
+    // At level 0 nothing is specialized: a function that takes an accelerator keeps its
+    // generic launch, which only the levels that outline kernels must resolve.
+    let examples = ["gaussian", "sobel", "blend", "harris"].map(|e| format!("examples/{e}.art"));
+    let programs = PROGRAMS.iter().map(|p| p.to_string()).chain(examples);
+    for p in programs {
+        for level in ["-O0", "-O1", "-O2", "-O3"] {
+            for target in ["cuda", "cpu"] {
+                ok(
+                    &durin(&["check", level, "--target", target, &p]),
+                    &format!("durin check {level} --target {target} {p}"),
+                );
+            }
+        }
+    }
 }
 
 #[test]

@@ -360,10 +360,13 @@ impl<'io> Session<'io> {
         };
         let pipeline = pipeline.map_err(|e| self.fail(error(format!("--passes: {e}"))))?;
         // Staging is for CUDA kernels, in the host world (the interpreter runs them too);
-        // under `--shm off` the pass still reads the kernels' hints.
+        // under `--shm off` the pass still reads the kernels' hints. It needs outlined
+        // kernels, which need partial evaluation to know each launch's kernel (`check` at
+        // level 0 has none: a function that takes an accelerator stays generic there).
+        let specializes = pipeline.names().contains(&"pe");
         let pipeline = match cpu_reason {
-            None => pipeline.with_staging(),
-            Some(_) => pipeline,
+            None if specializes => pipeline.with_staging(),
+            _ => pipeline,
         };
         // The interpreter runs CUDA kernels for the CUDA target only; for the CPU, a CUDA
         // launch is the compile-time error it is for native code.
