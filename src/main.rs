@@ -36,8 +36,10 @@ struct CompileArgs {
     time: bool,
     /// What the program's accelerator is: `cuda` (kernels run on an NVIDIA GPU), `cpu`
     /// (`accelerator(dev)` maps to the CPU; a program that launches CUDA kernels directly is
-    /// an error) or `auto`: `cuda` when this machine has a CUDA driver (for `run`; `build`
-    /// and `check` always take `cuda`), the CPU otherwise and for the interpreter.
+    /// an error), `cuda-cpu` (compiled for the GPU, the kernels run natively on the CPU's
+    /// cores with a GPU's blocks, barriers and shared memory) or `auto`: `cuda` when this
+    /// machine has a CUDA driver (for `run`; `build` and `check` always take `cuda`), the
+    /// CPU otherwise and for the interpreter.
     #[arg(long, value_enum, default_value_t = Target::Auto)]
     target: Target,
     /// Optimization level: 0 keeps the program as lowered (only removing the partial-

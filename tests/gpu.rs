@@ -585,6 +585,121 @@ fn gpu_reverse_block_through_shared_memory() {
     assert_eq!(run_on_gpu("tests/gpu/reverse_block.art"), "1024\n");
 }
 
+/// Runs a GPU program's kernels on the CPU's cores (`--target cuda-cpu`) with both JIT back
+/// ends and returns the output (equal for both).
+fn run_on_cpu_blocks(args: &[&str]) -> String {
+    let run = |backend: &str| {
+        let mut all = vec!["run", "--target", "cuda-cpu", "--backend", backend];
+        all.extend_from_slice(args);
+        ok(&durin(&all), &format!("{all:?}"))
+    };
+    let (llvm, cranelift) = (run("llvm"), run("cranelift"));
+    assert_eq!(
+        llvm, cranelift,
+        "{args:?}: LLVM and Cranelift host code disagree"
+    );
+    llvm
+}
+
+#[test]
+fn the_gpu_programs_run_on_the_cpu_cores_with_a_gpus_blocks() {
+    // The same programs and expectations as on the GPU, with no GPU: blocks in parallel,
+    // a block's threads as fibers that `__syncthreads` separates, shared memory per block,
+    // atomics, and the device's memory on the host.
+    let sum = (0..1i32 << 20)
+        .map(|i| i.wrapping_mul(7919) % 1001 - 500)
+        .fold(0i32, i32::wrapping_add);
+    let cases = [
+        ("tests/gpu/vector_add.art", "1048576\n".to_string()),
+        ("tests/gpu/streaming_store.art", "1048576\n".to_string()),
+        ("tests/gpu/reverse_block.art", "1024\n".to_string()),
+        ("tests/gpu/aliased_pointers.art", "1024\n".to_string()),
+        ("tests/gpu/pipeline.art", "1005565 of 1005565\n".to_string()),
+        (
+            "tests/gpu/reduce_atomic.art",
+            format!("gpu {sum} cpu {sum} equal\n"),
+        ),
+        (
+            "tests/gpu/stencil5x5.art",
+            format!(
+                "pixels 786432 differ 0 checksum {}\n",
+                stencil5x5_checksum()
+            ),
+        ),
+        ("tests/gpu/conversions.art", conversions_expected()),
+        ("tests/gpu/portable_saxpy.art", portable_saxpy_expected()),
+    ];
+    for (p, want) in cases {
+        assert_eq!(run_on_cpu_blocks(&[p]), want, "{p}");
+    }
+}
+
+#[test]
+fn staged_kernels_run_on_the_cpu_cores_bit_for_bit() {
+    // Staging changes no bit where the kernels run natively either: the tiles' fill, the
+    // barrier and the reads of shared memory run as the GPU runs them.
+    let args = |shm: &'static str| ["--shm", shm, "tests/gpu/staging.art", "--", "61", "37"];
+    let off = run_on_cpu_blocks(&args("off"));
+    assert_eq!(run_on_cpu_blocks(&args("on")), off);
+    assert_eq!(run_on_cpu_blocks(&args("auto")), off);
+    // And the interpreter's CUDA semantics agree.
+    assert_eq!(ok(&interp_cuda("on", &args("on")[2..]), "interp"), off);
+    // `--shm on` stages something there (the comparison alone would pass if not).
+    let report = durin(&[
+        "build",
+        "--target",
+        "cuda-cpu",
+        "--shm",
+        "on",
+        "--report",
+        "shm",
+        "--emit",
+        "llvm-ir",
+        "-o",
+        "/dev/null",
+        "tests/gpu/staging.art",
+    ]);
+    let text = String::from_utf8_lossy(&report.stderr);
+    assert!(text.contains("staged: --shm on"), "{text}");
+}
+
+#[test]
+fn on_the_cpu_cores_a_launch_is_checked_as_cuda_checks_it() {
+    let dir = std::env::temp_dir().join(format!("durin-cuda-cpu-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // A grid that is not a multiple of the block: an error naming the launch's place.
+    let uneven = dir.join("uneven.art");
+    std::fs::write(
+        &uneven,
+        "fn main() -> i32 {\n    let acc = cuda_accelerator(0);\n    let b = acc.alloc(400);\n    let p = b.data as &mut addrspace(1) [i32];\n    for it in acc.exec((100, 1, 1), (64, 1, 1)) { p(it.gidx()) = 1; }\n    acc.sync();\n    0\n}\n",
+    )
+    .unwrap();
+    let out = durin(&["run", "--target", "cuda-cpu", uneven.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(101), "{err}");
+    assert!(err.contains("uneven.art:5:"), "{err}");
+    assert!(
+        err.contains("the grid size in x (100 threads) is not a multiple of the block size (64)"),
+        "{err}"
+    );
+    // A CUDA function without a CPU version: a compile-time error at its call.
+    let shfl = dir.join("shfl.art");
+    std::fs::write(
+        &shfl,
+        "#[import(cc = \"device\", name = \"__shfl_down_sync\")] fn shfl(u32, i32, u32) -> i32;\nfn main() -> i32 {\n    let acc = cuda_accelerator(0);\n    let b = acc.alloc(256);\n    let p = b.data as &mut addrspace(1) [i32];\n    for it in acc.exec((64, 1, 1), (64, 1, 1)) {\n        p(it.gidx()) = shfl(0xffffffff:u32, it.gidx(), 1:u32);\n    }\n    0\n}\n",
+    )
+    .unwrap();
+    let out = durin(&["run", "--target", "cuda-cpu", shfl.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("the CUDA function `__shfl_down_sync`, which has no CPU version"),
+        "{err}"
+    );
+    assert!(err.contains("shfl.art:"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn a_kernel_that_returns_into_host_code_is_an_error_at_the_return() {
     // `return(1)` in the kernel would continue in the host function: the branch that does

@@ -46,6 +46,10 @@ pub enum Target {
     Cuda,
     /// The CPU: `accelerator(dev)` maps to the CPU; a CUDA launch is an error.
     Cpu,
+    /// CUDA's kernels (outlined and staged as for `cuda`) run on the CPU's cores with a
+    /// GPU's blocks, barriers and shared memory: no GPU needed. The interpreter runs them
+    /// as for `cuda`.
+    CudaCpu,
 }
 
 /// Run-time checks compiled into native code.

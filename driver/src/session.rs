@@ -99,7 +99,7 @@ impl<'io> Session<'io> {
     fn cpu_reason(&self, purpose: Purpose) -> Option<&'static str> {
         let interp = purpose == Purpose::Run && self.options.backend == Backend::Interp;
         match self.options.target {
-            Target::Cuda => None,
+            Target::Cuda | Target::CudaCpu => None,
             Target::Cpu => Some("the target is the CPU (`--target cpu`)"),
             Target::Auto if interp => Some("`--backend interp` maps `accelerator(dev)` to the CPU unless the target is CUDA (`--target cuda` runs the kernels in the interpreter)"),
             Target::Auto if purpose == Purpose::Run && !durin_runtime::cuda::driver_present() => {
@@ -381,6 +381,7 @@ impl<'io> Session<'io> {
         let mut codegen = cuda::Codegen::default();
         let target = match cpu_reason {
             Some(why) => durin_passes::Target::Cpu { why: why.into() },
+            None if native && o.target == Target::CudaCpu => durin_passes::Target::CpuBlocks,
             None => durin_passes::Target::Cuda(&mut codegen),
         };
         // The passes borrow the sources while the session's sinks are in use.

@@ -7,7 +7,8 @@
 //! [`Target`]; the module's text becomes a constant string of the host program. At each
 //! launch the host stores every captured value in a stack slot and passes an array of their
 //! addresses, as `cuLaunchKernel` takes them. Under a CPU target a launch left here is an
-//! error at its place in the program.
+//! error at its place in the program; under [`Target::CpuBlocks`] it runs on the CPU
+//! ([`crate::cpu_blocks`]).
 
 use crate::buffers::{self, holds_pointer};
 use crate::live::Live;
@@ -29,6 +30,8 @@ pub enum Target<'a> {
     },
     /// CUDA: the kernels go to this code generator.
     Cuda(&'a mut dyn DeviceCodegen),
+    /// CUDA's kernels run on the CPU's cores, with a GPU's blocks (see [`crate::cpu_blocks`]).
+    CpuBlocks,
 }
 
 impl Default for Target<'_> {
@@ -58,33 +61,54 @@ pub struct DeviceModule {
 
 /// The place to name for launch `l`: the first of the launching continuation, the kernel
 /// and the kernel's blocks that lies in the program rather than a library the compiler
-/// brings (after inlining, the jump to the launch may come from a library function). Only
-/// continuations carry places after the passes, so no other def is looked at.
+/// brings (after inlining, the jump to the launch may come from a library function, and the
+/// kernel from the library's closure around the program's loop body); failing those, the
+/// first index or arithmetic the kernel's blocks compute in the program (the only other
+/// defs with places after the passes).
 pub(crate) fn launch_loc(w: &World, l: &Launch, sources: Option<&SourceMap>) -> Option<Span> {
     let scope = reached_scope(w, l.kernel);
+    let in_program = |s: &Span| sources.is_some_and(|m| !m.is_library(s.file));
     let candidates: Vec<Span> = [l.at, l.kernel]
         .into_iter()
         .chain(scope.iter().copied())
         .filter_map(|d| w.loc(d))
         .collect();
-    let in_program = |s: &&Span| sources.is_some_and(|m| !m.is_library(s.file));
-    candidates
-        .iter()
-        .find(in_program)
-        .or(candidates.first())
-        .copied()
+    if let Some(&s) = candidates.iter().find(|s| in_program(s)) {
+        return Some(s);
+    }
+    // The operands of the blocks' bodies, breadth first, up to a bound.
+    let mut seen = rustc_hash::FxHashSet::default();
+    let mut queue: std::collections::VecDeque<Def> = (scope.iter())
+        .filter_map(|&c| w.body(c))
+        .flat_map(|(_, args)| args.iter().copied())
+        .collect();
+    while let Some(d) = queue.pop_front() {
+        if seen.len() > 10_000 || !seen.insert(d) || w.node(d).is_nominal() {
+            continue;
+        }
+        if let Some(s) = w.loc(d).filter(|s| in_program(s)) {
+            return Some(s);
+        }
+        queue.extend(w.ops(d).iter().copied());
+    }
+    candidates.first().copied()
 }
 
 /// Lowers every launch of `w` (see the module's documentation).
 pub fn run(w: &mut World, cx: &mut PassContext<'_>) -> Result<(), Diagnostic> {
     let live = Live::new(w);
     let launches = live.launches(w);
+    let sources = cx.sources();
+    if matches!(cx.target(), Target::CpuBlocks) {
+        crate::cpu_blocks::devices_to_host(w, live.conts());
+        let places = places(w, &launches, sources);
+        return crate::cpu_blocks::lower(w, &launches, &places, sources);
+    }
     if launches.is_empty() {
         return Ok(());
     }
-    let sources = cx.sources();
     let config = cx.config;
-    let codegen = match cx.target() {
+    match cx.target() {
         Target::Cpu { why } => {
             return Err(Diagnostic::error_at(
                 launch_loc(w, &launches[0], sources),
@@ -94,15 +118,12 @@ pub fn run(w: &mut World, cx: &mut PassContext<'_>) -> Result<(), Diagnostic> {
                 "write it against `accelerator(dev)`, which runs on the CPU when the target is the CPU, or run it on a machine with an NVIDIA GPU and its driver (`--target cuda`)",
             ));
         }
-        Target::Cuda(codegen) => codegen,
+        Target::Cuda(_) | Target::CpuBlocks => {}
+    }
+    let places = places(w, &launches, sources);
+    let Target::Cuda(codegen) = cx.target() else {
+        unreachable!("the other targets returned above");
     };
-    let places: Vec<String> = launches
-        .iter()
-        .map(|l| match sources {
-            Some(m) => m.place(launch_loc(w, l, sources)),
-            None => "<unknown place>".to_string(),
-        })
-        .collect();
     let allocated = allocation_results(w, live.conts());
     // Outlining (which every native pipeline runs before this pass) has checked that each
     // kernel is a known, closed continuation.
@@ -167,6 +188,17 @@ pub fn run(w: &mut World, cx: &mut PassContext<'_>) -> Result<(), Diagnostic> {
         rewrite(w, l, launch_fn, src, name, at);
     }
     Ok(())
+}
+
+/// Each launch's place in words, for run-time errors.
+fn places(w: &World, launches: &[Launch], sources: Option<&SourceMap>) -> Vec<String> {
+    launches
+        .iter()
+        .map(|l| match sources {
+            Some(m) => m.place(launch_loc(w, l, sources)),
+            None => "<unknown place>".to_string(),
+        })
+        .collect()
 }
 
 /// The block size of a launch when it is a constant `(x, y, z)`.
@@ -297,7 +329,7 @@ fn allocation_ids(w: &World, l: &Launch, allocated: &Allocations) -> Vec<Option<
 }
 
 /// A constant NUL-terminated string, as a `ptr([u8])`.
-fn string_global(w: &mut World, text: &str, name: &str) -> Def {
+pub(crate) fn string_global(w: &mut World, text: &str, name: &str) -> Def {
     let u8t = w.ty_int(8, false);
     let mut elems: Vec<Def> = text.bytes().map(|b| w.lit(u8t, b as u64)).collect();
     elems.push(w.lit(u8t, 0));

@@ -20,6 +20,7 @@ mod buffers;
 mod cleanup;
 mod closure;
 mod compact;
+mod cpu_blocks;
 mod footprint;
 mod kernels;
 mod live;

@@ -29,6 +29,8 @@ const STACK: usize = 256 * 1024;
 struct Block {
     /// The threads' global indices.
     threads: Vec<(i32, i32, i32)>,
+    /// Threads per block and blocks of the grid, per axis.
+    shape: [(i32, i32); 3],
     kernel: Kernel,
     env: *mut u8,
     /// The block's shared memory, in the order the threads reserve it.
@@ -308,6 +310,28 @@ pub extern "C" fn durin_cpu_shared(bytes: i64) -> *mut u8 {
     })
 }
 
+/// A CUDA index of the thread running now: `which / 3` picks `threadIdx`, `blockIdx`,
+/// `blockDim` or `gridDim`, `which % 3` the axis. Outside a CPU kernel, an error.
+#[no_mangle]
+pub extern "C" fn durin_cpu_index(which: i32) -> i32 {
+    let inside = BLOCK.with(|b| b.borrow().is_some());
+    if !inside || !(0..12).contains(&which) {
+        crate::error::fail("a CUDA index (`threadIdx` ...) read outside a kernel");
+    }
+    with_block(|b| {
+        let g = b.threads[b.current];
+        let axis = (which % 3) as usize;
+        let at = [g.0, g.1, g.2][axis];
+        let (dim, blocks) = b.shape[axis];
+        match which / 3 {
+            0 => at % dim,
+            1 => at / dim,
+            2 => dim,
+            _ => blocks,
+        }
+    })
+}
+
 #[derive(Clone, Copy)]
 struct Launch {
     grid: (i32, i32, i32),
@@ -346,6 +370,11 @@ extern "C" fn one_block(launch: *mut u8, i: i32) {
     let n = threads.len();
     run_block(Box::new(Block {
         threads,
+        shape: [
+            (l.block.0, l.blocks.0),
+            (l.block.1, l.blocks.1),
+            (l.block.2, l.blocks.2),
+        ],
         kernel: l.kernel,
         env: l.env,
         shared: Vec::new(),
@@ -404,4 +433,53 @@ pub extern "C" fn durin_cpu_launch(
     );
 }
 
-crate::symbol_table!(durin_cpu_launch, durin_cpu_barrier, durin_cpu_shared);
+/// [`durin_cpu_launch`] for a CUDA kernel (`--target cuda-cpu`): the sizes are checked as a
+/// CUDA launch checks them (positive, the grid a multiple of the block in each axis), and
+/// an error names the launch's place (`place`, a zero-terminated string).
+///
+/// # Safety
+/// `place` is a zero-terminated string; `kernel` and `env` as for [`durin_cpu_launch`].
+#[no_mangle]
+pub unsafe extern "C" fn durin_cpu_launch_cuda(
+    gx: i32,
+    gy: i32,
+    gz: i32,
+    bx: i32,
+    by: i32,
+    bz: i32,
+    kernel: Kernel,
+    env: *mut u8,
+    place: *const u8,
+) {
+    let fail = |why: String| -> ! {
+        let at = if place.is_null() {
+            String::new()
+        } else {
+            std::ffi::CStr::from_ptr(place.cast())
+                .to_string_lossy()
+                .into_owned()
+        };
+        crate::error::fail(&format!("{at}: cannot launch the kernel: {why}"))
+    };
+    for (axis, g, b) in [("x", gx, bx), ("y", gy, by), ("z", gz, bz)] {
+        if g <= 0 || b <= 0 {
+            fail(format!(
+                "the grid ({gx}, {gy}, {gz}) and block ({bx}, {by}, {bz}) sizes must be positive"
+            ));
+        }
+        if g % b != 0 {
+            fail(format!(
+                "the grid size in {axis} ({g} threads) is not a multiple of the block size ({b})"
+            ));
+        }
+    }
+    durin_cpu_launch(gx, gy, gz, bx, by, bz, kernel, env)
+}
+
+crate::symbol_table!(
+    durin_cpu_launch,
+    durin_cpu_launch_cuda,
+    durin_cpu_barrier,
+    durin_cpu_shared,
+    durin_cpu_index
+);

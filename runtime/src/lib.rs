@@ -13,6 +13,7 @@
 //! - [`parallel`]: the CPU's parallel loop;
 //! - [`blocks`]: kernels on the CPU, with blocks, barriers and shared memory;
 //! - [`cuda`]: the CUDA platform (devices, memory, NVRTC, the kernel cache, launches);
+//! - [`device`]: CUDA's device functions (atomics ...) for kernels run on the CPU;
 //! - [`error`]: run-time errors reported as messages;
 //! - [`half`]: half-float conversions for back ends that keep `f16` as bits;
 //! - [`image`]: PNG and JPEG files as arrays of `f32` samples.
@@ -20,6 +21,7 @@
 pub mod blocks;
 pub mod checks;
 pub mod cuda;
+pub mod device;
 pub mod error;
 pub mod half;
 pub mod image;
@@ -40,6 +42,7 @@ pub fn symbols() -> Vec<(&'static str, usize)> {
     s.extend_from_slice(&random::SYMBOLS());
     s.extend_from_slice(&parallel::SYMBOLS());
     s.extend_from_slice(&blocks::SYMBOLS());
+    s.extend_from_slice(&device::SYMBOLS());
     s.extend_from_slice(&error::SYMBOLS());
     s.extend_from_slice(&checks::SYMBOLS());
     s.extend_from_slice(&half::SYMBOLS());
