@@ -34,12 +34,8 @@ struct CompileArgs {
     /// Print the time taken by each stage to standard error.
     #[arg(long)]
     time: bool,
-    /// What the program's accelerator is: `cuda` (kernels run on an NVIDIA GPU), `cpu`
-    /// (`accelerator(dev)` maps to the CPU; a program that launches CUDA kernels directly is
-    /// an error), `cuda-cpu` (compiled for the GPU, the kernels run natively on the CPU's
-    /// cores with a GPU's blocks, barriers and shared memory) or `auto`: `cuda` when this
-    /// machine has a CUDA driver (for `run`; `build` and `check` always take `cuda`), the
-    /// CPU otherwise and for the interpreter.
+    /// What the program's accelerator is: an NVIDIA GPU, the CPU, or the GPU's kernels run
+    /// natively on the CPU's cores (`cuda-cpu`); `auto` picks `cuda` or `cpu` (below).
     #[arg(long, value_enum, default_value_t = Target::Auto)]
     target: Target,
     /// Optimization level: 0 keeps the program as lowered (only removing the partial-

@@ -1,6 +1,6 @@
 //! Property test of read-only tracing, footprints and staging: random 2D stencil kernels,
-//! 1 to 3 input buffers each read at random offsets through a clamp, some inputs also
-//! written, some views into the output's allocation, some masks (8 elements, read at
+//! 1 to 3 input buffers each read at random offsets through a clamp (some also through
+//! another handler, which must keep them unstaged), some inputs also written, some views into the output's allocation, some masks (8 elements, read at
 //! constant indices). The report (`--report shm`) must call every written buffer written,
 //! never call a buffer that may alias a written one read-only, and give each read-only
 //! buffer the box of its offsets (a mask, the range of its indices); `--shm on` must stage
@@ -24,6 +24,10 @@ enum Kind {
     Written,
     /// An allocation of its own of 8 elements, read at the constant indices `dx + 3`.
     Mask,
+    /// An allocation of its own, only read: at its first offset through a clamp to the
+    /// pixels one away from the edges, at the others through the clamp (never staged: a
+    /// tile holds one handler's reads).
+    TwoHandlers,
 }
 
 /// The program: the inputs' kinds and read offsets (a view into the output's allocation,
@@ -47,11 +51,14 @@ fn program(inputs: &[(Kind, Vec<(i32, i32)>)]) -> String {
             )),
         }
     }
-    s.push_str("    for work_item in acc.exec((w, h, 1), (8, 8, 1)) {\n        let (x, y) = (work_item.gidx(), work_item.gidy());\n        let cx = @|v: i32| imin(imax(v, 0), w - 1);\n        let cy = @|v: i32| imin(imax(v, 0), h - 1);\n        let mut s = 0.0 as f32;\n");
+    s.push_str("    for work_item in acc.exec((w, h, 1), (8, 8, 1)) {\n        let (x, y) = (work_item.gidx(), work_item.gidy());\n        let cx = @|v: i32| imin(imax(v, 0), w - 1);\n        let cy = @|v: i32| imin(imax(v, 0), h - 1);\n        let rx = @|v: i32| imin(imax(v, 1), w - 2);\n        let ry = @|v: i32| imin(imax(v, 1), h - 2);\n        let mut s = 0.0 as f32;\n");
     for (i, (kind, offsets)) in inputs.iter().enumerate() {
-        for (dx, dy) in offsets {
+        for (j, (dx, dy)) in offsets.iter().enumerate() {
             s.push_str(&match kind {
                 Kind::Mask => format!("        s += in{i}({}) * s;\n", dx + 3),
+                Kind::TwoHandlers if j == 0 => {
+                    format!("        s += in{i}(ry(y + ({dy})) * w + rx(x + ({dx})));\n")
+                }
                 _ => format!("        s += in{i}(cy(y + ({dy})) * w + cx(x + ({dx})));\n"),
             });
         }
@@ -123,7 +130,8 @@ fn written_and_aliased_buffers_are_never_read_only_and_footprints_are_the_offset
         Just(Kind::Own),
         Just(Kind::AliasOut),
         Just(Kind::Written),
-        Just(Kind::Mask)
+        Just(Kind::Mask),
+        Just(Kind::TwoHandlers)
     ];
     let case = prop::collection::vec((kind, offsets), 1..4);
     let mut runner = TestRunner::new(Config {
@@ -142,11 +150,11 @@ fn written_and_aliased_buffers_are_never_read_only_and_footprints_are_the_offset
             prop_assert_eq!(count(": written at "), 1 + n(Kind::Written), "{}\n{}", src, text);
             // Views into the output's allocation are the output's parameter to the kernel
             // (which addresses them itself): never read-only.
-            prop_assert_eq!(count(": read-only ("), n(Kind::Own) + n(Kind::Mask), "{}\n{}", src, text);
+            prop_assert_eq!(count(": read-only ("), n(Kind::Own) + n(Kind::Mask) + n(Kind::TwoHandlers), "{}\n{}", src, text);
             // The others are read-only, each with the box of its offsets.
             let mut want: Vec<String> = inputs
                 .iter()
-                .filter(|(k, _)| matches!(k, Kind::Own | Kind::Mask))
+                .filter(|(k, _)| matches!(k, Kind::Own | Kind::Mask | Kind::TwoHandlers))
                 .map(|(k, o)| {
                     let (x0, x1) = (o.iter().map(|p| p.0).min().unwrap(), o.iter().map(|p| p.0).max().unwrap());
                     let (y0, y1) = (o.iter().map(|p| p.1).min().unwrap(), o.iter().map(|p| p.1).max().unwrap());
@@ -168,9 +176,12 @@ fn written_and_aliased_buffers_are_never_read_only_and_footprints_are_the_offset
             got.sort();
             prop_assert_eq!(got, want, "{}\n{}", src, text);
             // Each read-only input (read through the clamp, or a mask of a known size) gets
-            // a copy in shared memory.
-            let (_, staged) = build(&src, Shm::On);
-            prop_assert_eq!(staged.matches("__shared__").count(), n(Kind::Own) + n(Kind::Mask), "{}\n{}", src, staged);
+            // a copy in shared memory; one read through two handlers (more than one read)
+            // does not.
+            let (report, staged) = build(&src, Shm::On);
+            let mixed = inputs.iter().filter(|(k, o)| *k == Kind::TwoHandlers && o.len() > 1).count();
+            prop_assert_eq!(staged.matches("__shared__").count(), n(Kind::Own) + n(Kind::Mask) + n(Kind::TwoHandlers) - mixed, "{}\n{}", src, staged);
+            prop_assert_eq!(report.matches("do not all go through one boundary handler").count(), mixed, "{}\n{}", src, report);
             // Staged or not, the kernel computes the same bits (in the interpreter's launch
             // semantics: blocks, barriers, shared memory per block).
             let runs: Vec<String> = ["off", "on", "auto"].iter().map(|shm| interp(&src, shm)).collect();

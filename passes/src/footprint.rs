@@ -339,7 +339,7 @@ fn is_int(w: &World, d: Def) -> bool {
 }
 
 /// The literal `v` of `d`'s type as a signed number.
-fn sign_extend(w: &World, d: Def, v: u64) -> i64 {
+pub(crate) fn sign_extend(w: &World, d: Def, v: u64) -> i64 {
     match w.kind(w.type_of(d)) {
         TypeKind::Int { bits, signed: true } if *bits < 64 => {
             let s = 64 - *bits as u32;

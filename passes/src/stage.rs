@@ -156,14 +156,49 @@ fn shape_of(
             let zero = w.lit(i32t, 0);
             let dummy = index_params.iter().map(|&(p, _)| (p, zero)).collect();
             let ptr = w.ops(template.load)[1];
-            match cloner.clone_with(w, ptr, dummy) {
-                Some(_) => Ok(Shape::Tile {
-                    dx: *dx,
-                    dy: *dy,
-                    template,
-                }),
-                None => Err("the boundary handler's reads cannot be computed at the kernel's entry".into()),
+            if cloner.clone_with(w, ptr, dummy).is_none() {
+                return Err(
+                    "the boundary handler's reads cannot be computed at the kernel's entry".into(),
+                );
             }
+            // Every read must be the template's moved by its offset (the tile holds what
+            // the template reads there): the same handler, not another one at some reads.
+            for o in &b.offsets {
+                let same = |w: &mut World, shift: Option<(i64, i64)>| {
+                    let mut subst = rustc_hash::FxHashMap::default();
+                    for &(p, var) in index_params {
+                        let to = match (var, shift) {
+                            (IndexVar::Tid(0), Some((sx, _))) if sx != 0 => {
+                                let l = w.lit(i32t, sx as u32 as u64);
+                                w.arith(ArithOp::Add, p, l)
+                            }
+                            (IndexVar::Tid(1), Some((_, sy))) if sy != 0 => {
+                                let l = w.lit(i32t, sy as u32 as u64);
+                                w.arith(ArithOp::Add, p, l)
+                            }
+                            _ => p,
+                        };
+                        subst.insert(p, to);
+                    }
+                    subst
+                };
+                let moved = same(w, Some((o.dx - template.dx, o.dy - template.dy)));
+                let moved = cloner.clone_with(w, ptr, moved);
+                let own = same(w, None);
+                let own = cloner.clone_with(w, w.ops(o.load)[1], own);
+                let agree = match (moved, own) {
+                    (Some(a), Some(b)) => same_value(w, a, b, 0),
+                    _ => false,
+                };
+                if !agree {
+                    return Err("its reads do not all go through one boundary handler (a tile holds one handler's reads)".into());
+                }
+            }
+            Ok(Shape::Tile {
+                dx: *dx,
+                dy: *dy,
+                template,
+            })
         }
         Footprint::ThreadIndependent { elements: None } => {
             Err("a mask read at indices not known at compile time".into())
@@ -471,6 +506,112 @@ fn transform(
     w.set_body(rest, callee, &args);
     for &c in &original[1..] {
         to_tile.rewrite_cont_into(w, c, c);
+    }
+}
+
+/// Whether `a` and `b` (computations without memory or control, such as [`Cloner`] makes)
+/// compute the same value: the same def; integers that are sums of the same terms (a
+/// literal times a def, compared the same way) and the same constant, as wrapping
+/// arithmetic does not care how they are grouped; or the same operation of operands that
+/// compute the same values. `false` says nothing (different, or not shown the same).
+fn same_value(w: &World, a: Def, b: Def, depth: u32) -> bool {
+    if a == b {
+        return true;
+    }
+    if depth > 64 || w.type_of(a) != w.type_of(b) {
+        return false;
+    }
+    let bits = match w.kind(w.type_of(a)) {
+        TypeKind::Int { bits, .. } => Some(*bits as u32),
+        _ => None,
+    };
+    // A sum or a multiple by a literal (what `linear` looks through).
+    let affine = |d: Def| match w.node(d) {
+        Node::Arith(ArithOp::Add | ArithOp::Sub) => true,
+        Node::Arith(ArithOp::Mul) => w.ops(d).iter().any(|&o| matches!(w.node(o), Node::Lit(_))),
+        _ => false,
+    };
+    if let Some(bits) = bits.filter(|_| affine(a) || affine(b)) {
+        let (mut ta, mut tb) = (Vec::new(), Vec::new());
+        let (mut ca, mut cb) = (0i64, 0i64);
+        linear(w, a, 1, &mut ta, &mut ca);
+        linear(w, b, 1, &mut tb, &mut cb);
+        let mask = |v: i64| {
+            if bits >= 64 {
+                v
+            } else {
+                v & ((1i64 << bits) - 1)
+            }
+        };
+        let terms = |t: Vec<(Def, i64)>| -> Vec<(Def, i64)> {
+            let mut merged: Vec<(Def, i64)> = Vec::new();
+            for (d, c) in t {
+                match merged.iter_mut().find(|(e, _)| *e == d) {
+                    Some(m) => m.1 = m.1.wrapping_add(c),
+                    None => merged.push((d, c)),
+                }
+            }
+            merged.retain(|&(_, c)| mask(c) != 0);
+            merged
+        };
+        let (ta, mut tb) = (terms(ta), terms(tb));
+        if mask(ca) != mask(cb) || ta.len() != tb.len() {
+            return false;
+        }
+        // Each term of one matches a term of the other with the same coefficient.
+        for (d, c) in ta {
+            let Some(i) = tb
+                .iter()
+                .position(|&(e, k)| mask(k) == mask(c) && same_value(w, d, e, depth + 1))
+            else {
+                return false;
+            };
+            tb.swap_remove(i);
+        }
+        return true;
+    }
+    let node = w.node(a);
+    if node != w.node(b) || node.is_nominal() || matches!(node, Node::Param(_)) {
+        return false;
+    }
+    let (oa, ob) = (w.ops(a), w.ops(b));
+    oa.len() == ob.len()
+        && oa
+            .iter()
+            .zip(ob)
+            .all(|(&x, &y)| same_value(w, x, y, depth + 1))
+}
+
+/// `d * scale` as a sum of terms `(def, coefficient)` and a constant, through additions,
+/// subtractions and multiplications by literals.
+fn linear(w: &World, d: Def, scale: i64, terms: &mut Vec<(Def, i64)>, constant: &mut i64) {
+    let ops = w.ops(d);
+    let lit = |x: Def| match w.node(x) {
+        Node::Lit(v) => Some(crate::footprint::sign_extend(w, x, v)),
+        _ => None,
+    };
+    match w.node(d) {
+        Node::Lit(v) => {
+            *constant =
+                constant.wrapping_add(scale.wrapping_mul(crate::footprint::sign_extend(w, d, v)))
+        }
+        Node::Arith(ArithOp::Add) => {
+            linear(w, ops[0], scale, terms, constant);
+            linear(w, ops[1], scale, terms, constant);
+        }
+        Node::Arith(ArithOp::Sub) => {
+            linear(w, ops[0], scale, terms, constant);
+            linear(w, ops[1], scale.wrapping_neg(), terms, constant);
+        }
+        Node::Arith(ArithOp::Mul) if lit(ops[1]).is_some() => {
+            let k = lit(ops[1]).unwrap_or(0);
+            linear(w, ops[0], scale.wrapping_mul(k), terms, constant);
+        }
+        Node::Arith(ArithOp::Mul) if lit(ops[0]).is_some() => {
+            let k = lit(ops[0]).unwrap_or(0);
+            linear(w, ops[1], scale.wrapping_mul(k), terms, constant);
+        }
+        _ => terms.push((d, scale)),
     }
 }
 
