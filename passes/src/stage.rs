@@ -13,8 +13,12 @@
 //!   handler). At the kernel's entry, the threads of the block fill a tile of
 //!   `(bx + box width - 1)` x `(by + box height - 1)` elements in shared memory, element `i`
 //!   by thread `i mod (bx * by)` (its column and row stepped along with `i`, without a
-//!   division): each element is read as one of the kernel's own reads computes it (through the boundary handler), with the thread index replaced by the
-//!   element's position. Every load of the buffer becomes a load of the tile at the
+//!   division): each element is read as one of the kernel's own reads (the *template*)
+//!   computes it through the boundary handler, with the thread index replaced by the
+//!   element's position. Every other read through a handler must compute the template's
+//!   read moved by its offset (compared as computations: the same handler), and a read
+//!   without one is taken to read inside the image, where the handler reads the pixel
+//!   itself (the image library's interior path). Every load of the buffer becomes a load of the tile at the
 //!   thread's position plus the load's offset: `(tid.y + dy - dy0) * tile width + tid.x +
 //!   dx - dx0`, adds and one multiplication by a constant, no division;
 //! - a *mask*: reads at constant indices, the same for every thread, of a buffer the
@@ -161,9 +165,11 @@ fn shape_of(
                     "the boundary handler's reads cannot be computed at the kernel's entry".into(),
                 );
             }
-            // Every read must be the template's moved by its offset (the tile holds what
-            // the template reads there): the same handler, not another one at some reads.
-            for o in &b.offsets {
+            // Every read through a handler must be the template's moved by its offset (the
+            // tile holds what the template reads there): the same handler, not another one
+            // at some reads. A read without one (an interior path: `img_window` inside the
+            // image) reads the pixel itself, which the handler reads there too.
+            for o in b.offsets.iter().filter(|o| o.edge) {
                 let same = |w: &mut World, shift: Option<(i64, i64)>| {
                     let mut subst = rustc_hash::FxHashMap::default();
                     for &(p, var) in index_params {
