@@ -213,10 +213,18 @@ fn a_program_without_kernels_has_no_cuda_code() {
 /// outputs as the GPU tests below, which run where there is a GPU).
 #[test]
 fn the_interpreter_runs_cuda_kernels() {
+    // The programs that run in seconds there.
+    for (p, want) in gpu_program_outputs().into_iter().take(5) {
+        assert_eq!(ok(&interp_cuda("off", &[p]), p), want, "{p}");
+    }
+}
+
+/// The GPU programs and what each prints on the GPU, computed here (the quick ones first).
+fn gpu_program_outputs() -> Vec<(&'static str, String)> {
     let sum = (0..1i32 << 20)
         .map(|i| i.wrapping_mul(7919) % 1001 - 500)
         .fold(0i32, i32::wrapping_add);
-    let cases = [
+    vec![
         ("tests/gpu/vector_add.art", "1048576\n".to_string()),
         ("tests/gpu/streaming_store.art", "1048576\n".to_string()),
         ("tests/gpu/reverse_block.art", "1024\n".to_string()),
@@ -225,10 +233,17 @@ fn the_interpreter_runs_cuda_kernels() {
             "tests/gpu/reduce_atomic.art",
             format!("gpu {sum} cpu {sum} equal\n"),
         ),
-    ];
-    for (p, want) in cases {
-        assert_eq!(ok(&interp_cuda("off", &[p]), p), want, "{p}");
-    }
+        ("tests/gpu/pipeline.art", "1005565 of 1005565\n".to_string()),
+        (
+            "tests/gpu/stencil5x5.art",
+            format!(
+                "pixels 786432 differ 0 checksum {}\n",
+                stencil5x5_checksum()
+            ),
+        ),
+        ("tests/gpu/conversions.art", conversions_expected()),
+        ("tests/gpu/portable_saxpy.art", portable_saxpy_expected()),
+    ]
 }
 
 /// Runs `p` in the interpreter with the CUDA target; it must stop with a run-time error
@@ -606,30 +621,7 @@ fn the_gpu_programs_run_on_the_cpu_cores_with_a_gpus_blocks() {
     // The same programs and expectations as on the GPU, with no GPU: blocks in parallel,
     // a block's threads as fibers that `__syncthreads` separates, shared memory per block,
     // atomics, and the device's memory on the host.
-    let sum = (0..1i32 << 20)
-        .map(|i| i.wrapping_mul(7919) % 1001 - 500)
-        .fold(0i32, i32::wrapping_add);
-    let cases = [
-        ("tests/gpu/vector_add.art", "1048576\n".to_string()),
-        ("tests/gpu/streaming_store.art", "1048576\n".to_string()),
-        ("tests/gpu/reverse_block.art", "1024\n".to_string()),
-        ("tests/gpu/aliased_pointers.art", "1024\n".to_string()),
-        ("tests/gpu/pipeline.art", "1005565 of 1005565\n".to_string()),
-        (
-            "tests/gpu/reduce_atomic.art",
-            format!("gpu {sum} cpu {sum} equal\n"),
-        ),
-        (
-            "tests/gpu/stencil5x5.art",
-            format!(
-                "pixels 786432 differ 0 checksum {}\n",
-                stencil5x5_checksum()
-            ),
-        ),
-        ("tests/gpu/conversions.art", conversions_expected()),
-        ("tests/gpu/portable_saxpy.art", portable_saxpy_expected()),
-    ];
-    for (p, want) in cases {
+    for (p, want) in gpu_program_outputs() {
         assert_eq!(run_on_cpu_blocks(&[p]), want, "{p}");
     }
 }

@@ -451,7 +451,7 @@ pub unsafe extern "C" fn durin_cpu_launch_cuda(
     env: *mut u8,
     place: *const u8,
 ) {
-    let fail = |why: String| -> ! {
+    if let Err(why) = crate::cuda::grid_blocks([gx, gy, gz], [bx, by, bz]) {
         let at = if place.is_null() {
             String::new()
         } else {
@@ -460,18 +460,6 @@ pub unsafe extern "C" fn durin_cpu_launch_cuda(
                 .into_owned()
         };
         crate::error::fail(&format!("{at}: cannot launch the kernel: {why}"))
-    };
-    for (axis, g, b) in [("x", gx, bx), ("y", gy, by), ("z", gz, bz)] {
-        if g <= 0 || b <= 0 {
-            fail(format!(
-                "the grid ({gx}, {gy}, {gz}) and block ({bx}, {by}, {bz}) sizes must be positive"
-            ));
-        }
-        if g % b != 0 {
-            fail(format!(
-                "the grid size in {axis} ({g} threads) is not a multiple of the block size ({b})"
-            ));
-        }
     }
     durin_cpu_launch(gx, gy, gz, bx, by, bz, kernel, env)
 }

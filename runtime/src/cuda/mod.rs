@@ -441,21 +441,7 @@ pub unsafe extern "C" fn durin_cuda_launch(
             format!("cannot launch kernel `{name}` (at {at}): {e}")
         };
         let n = dev;
-        let mut blocks = [0u32; 3];
-        for (i, (g, b)) in [(gx, bx), (gy, by), (gz, bz)].into_iter().enumerate() {
-            let axis = ["x", "y", "z"][i];
-            if g <= 0 || b <= 0 {
-                return Err(fail(format!(
-                    "the grid ({gx}, {gy}, {gz}) and block ({bx}, {by}, {bz}) sizes must be positive"
-                )));
-            }
-            if g % b != 0 {
-                return Err(fail(format!(
-                    "the grid size in {axis} ({g} threads) is not a multiple of the block size ({b})"
-                )));
-            }
-            blocks[i] = (g / b) as u32;
-        }
+        let blocks = grid_blocks([gx, gy, gz], [bx, by, bz]).map_err(fail)?;
         let profile = *s
             .profile
             .get_or_insert_with(|| std::env::var("ANYDSL_PROFILE").is_ok_and(|v| v == "full"));
@@ -498,6 +484,30 @@ pub unsafe extern "C" fn durin_cuda_launch(
         }
         Ok(())
     })
+}
+
+/// The blocks of a launch of `grid` threads in blocks of `block` threads, per axis, or
+/// why CUDA refuses it (sizes that are not positive, a grid that is not a multiple of the
+/// block).
+pub fn grid_blocks(grid: [i32; 3], block: [i32; 3]) -> Result<[u32; 3], String> {
+    let mut blocks = [0u32; 3];
+    for i in 0..3 {
+        let (g, b) = (grid[i], block[i]);
+        if g <= 0 || b <= 0 {
+            let ([gx, gy, gz], [bx, by, bz]) = (grid, block);
+            return Err(format!(
+                "the grid ({gx}, {gy}, {gz}) and block ({bx}, {by}, {bz}) sizes must be positive"
+            ));
+        }
+        if g % b != 0 {
+            let axis = ["x", "y", "z"][i];
+            return Err(format!(
+                "the grid size in {axis} ({g} threads) is not a multiple of the block size ({b})"
+            ));
+        }
+        blocks[i] = (g / b) as u32;
+    }
+    Ok(blocks)
 }
 
 /// The kernel `kernel` of `module` on CUDA device `n`, compiled and loaded on first use.
