@@ -83,6 +83,7 @@ const PROGRAMS: &[&str] = &[
     "tests/gpu/aliased_pointers.art",
     "tests/gpu/streaming_store.art",
     "tests/gpu/pipeline.art",
+    "tests/gpu/shared_sizes.art",
     "benches/gpu/copy.art",
     "benches/gpu/launch.art",
     "benches/gpu/staging.art",
@@ -214,7 +215,7 @@ fn a_program_without_kernels_has_no_cuda_code() {
 #[test]
 fn the_interpreter_runs_cuda_kernels() {
     // The programs that run in seconds there.
-    for (p, want) in gpu_program_outputs().into_iter().take(5) {
+    for (p, want) in gpu_program_outputs().into_iter().take(6) {
         assert_eq!(ok(&interp_cuda("off", &[p]), p), want, "{p}");
     }
 }
@@ -233,6 +234,8 @@ fn gpu_program_outputs() -> Vec<(&'static str, String)> {
             "tests/gpu/reduce_atomic.art",
             format!("gpu {sum} cpu {sum} equal\n"),
         ),
+        // Every element of both kernels' results (1024 each) is right.
+        ("tests/gpu/shared_sizes.art", "2048 of 2048\n".to_string()),
         ("tests/gpu/pipeline.art", "1005565 of 1005565\n".to_string()),
         (
             "tests/gpu/stencil5x5.art",
@@ -591,6 +594,13 @@ fn gpu_portable_program_equals_its_cpu_mapping() {
 fn gpu_aliased_pointers_are_not_restrict() {
     require_gpu();
     assert_eq!(run_on_gpu("tests/gpu/aliased_pointers.art"), "1024\n");
+}
+
+#[test]
+#[ignore = "runs kernels on an NVIDIA GPU"]
+fn gpu_kernels_reserve_shared_arrays_of_their_own_sizes() {
+    require_gpu();
+    assert_eq!(run_on_gpu("tests/gpu/shared_sizes.art"), "2048 of 2048\n");
 }
 
 #[test]

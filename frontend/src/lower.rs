@@ -471,6 +471,12 @@ impl<'p> Lowerer<'p> {
                 let a = self.w.alloc_in(mem, elem, count, AddrSpace::Shared);
                 let (m, p) = (self.w.extract_at(a, 0), self.w.extract_at(a, 1));
                 self.w.set_body(k, ret, &[m, p]);
+                // Always inlined (as a `@` function), so that each call's size stays the
+                // constant it is there, however many kernels reserve memory of other sizes.
+                let yes = self.w.lit_bool(true);
+                for i in 0..ps.len() {
+                    self.w.set_filter(k, i, yes);
+                }
                 k
             }
             _ => {
