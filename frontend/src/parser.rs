@@ -1088,18 +1088,7 @@ impl Parser<'_, '_> {
     // ----- expressions -------------------------------------------------------------------------
 
     fn expr(&mut self) -> Expr {
-        let e = self.binary(10, false);
-        // `e : T`, a type ascription.
-        if self.is(&T::Colon) {
-            self.bump();
-            let ty = self.ty();
-            let span = e.span.to(ty.span);
-            return Expr {
-                kind: ExprKind::Typed(Box::new(e), ty),
-                span,
-            };
-        }
-        e
+        self.binary(10, false)
     }
 
     /// An expression where `S { .. }` is not a struct literal (conditions, scrutinees).
@@ -1226,14 +1215,22 @@ impl Parser<'_, '_> {
         e
     }
 
+    /// `e as T` and `e : T` (a type ascription, at the precedence of a cast as in Artic:
+    /// `1:f32 / x` is `(1:f32) / x`).
     fn casts(&mut self, mut e: Expr, start: Span) -> Expr {
         let chain = self.chain;
-        while matches!(self.peek(), T::As) && self.link() {
+        while matches!(self.peek(), T::As | T::Colon) && self.link() {
+            let ascribe = self.is(&T::Colon);
             self.bump();
             let ty = self.ty();
+            let (x, span) = (Box::new(e), self.since(start));
             e = Expr {
-                kind: ExprKind::Cast(Box::new(e), ty),
-                span: self.since(start),
+                kind: if ascribe {
+                    ExprKind::Typed(x, ty)
+                } else {
+                    ExprKind::Cast(x, ty)
+                },
+                span,
             };
         }
         self.chain = chain;
@@ -1615,6 +1612,13 @@ mod tests {
         check_expr("x as i64 + 1", "(+ (as x i64) 1)");
         check_expr("-1 as u32", "(as (Neg 1) u32)");
         check_expr("*p as i64 * 2", "(* (as (Deref p) i64) 2)");
+        // A type ascription binds as a cast does (Artic's postfix form).
+        check_expr("1:f32 / x", "(/ (: 1 f32) x)");
+        check_expr(
+            "2:f32 * a(i) + 1:f32",
+            "(+ (* (: 2 f32) (call a i)) (: 1 f32))",
+        );
+        check_expr("x : i64 as f32", "(as (: x i64) f32)");
     }
 
     #[test]
