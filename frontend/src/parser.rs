@@ -102,13 +102,25 @@ impl Parser<'_, '_> {
     /// `for p, q in gen(args) { body }`, after `for`: its own function, so that the frame
     /// of the expression parser (one per nesting level) stays small.
     #[inline(never)]
+    /// `for p, q in gen(args) { }`, or `for gen(args) { }` (a body without parameters):
+    /// the patterns are tried first, and where no `in` follows them, the loop has none.
     fn for_loop(&mut self) -> ExprKind {
         self.bump();
+        let (at, diags, chain, depth) = (self.pos, self.diags.len(), self.chain, self.depth);
         let mut pats = vec![self.pattern(false)];
         while self.eat(&T::Comma) {
             pats.push(self.pattern(false));
         }
-        self.expect(&T::In);
+        // `for gen(args) {`: the "pattern" `gen(args)` ends at the body's brace (a missing
+        // `in` in `for x gen(..)` stays the error it is).
+        let no_variable = matches!(self.peek(), T::LBrace | T::LParen | T::Dot);
+        if no_variable && !self.too_deep {
+            (self.pos, self.chain, self.depth) = (at, chain, depth);
+            self.diags.truncate(diags);
+            pats.clear();
+        } else {
+            self.expect(&T::In);
+        }
         let call = Box::new(self.expr_no_struct());
         let body = Box::new(self.block());
         ExprKind::For { pats, call, body }

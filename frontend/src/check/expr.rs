@@ -1579,11 +1579,35 @@ impl<'a> Checker<'a> {
             }
             return err_expr(span);
         };
+        // `for gen(args) { }`: the body takes nothing, so the generator must pass nothing.
+        if pats.is_empty() {
+            let takes = match self.tys.kind(self.resolve(body_ty)).clone() {
+                TyKind::Fn { dom, .. } => self.resolve(dom),
+                _ => TyTable::UNIT,
+            };
+            if takes != TyTable::UNIT && takes != TyTable::ERROR {
+                let s = self.ty_str(takes);
+                let d = self
+                    .error(
+                        callee.span,
+                        format!(
+                            "this generator passes `{s}` to the loop body, which names nothing"
+                        ),
+                    )
+                    .with_note("name what it passes: `for x in gen(args) { ... }`");
+                self.emit(d);
+                return err_expr(span);
+            }
+        }
         let id = self.new_loop();
         self.cx.loops.push(id);
+        // The body's parameters (none: `for gen(args) { }`).
         let closure_param = ast::Pattern {
             kind: ast::PatternKind::Tuple(pats.to_vec()),
-            span: pats[0].span.to(pats[pats.len() - 1].span),
+            span: match (pats.first(), pats.last()) {
+                (Some(a), Some(b)) => a.span.to(b.span),
+                _ => call.span,
+            },
         };
         let lambda = self.closure(
             None,
