@@ -546,6 +546,8 @@ impl<'a> Checker<'a> {
                 self.tys.tuple(ts)
             }
             ast::PatternKind::Error => TyTable::ERROR,
+            // `x as (a: T, b: U)`: the sub-pattern types the parameter.
+            ast::PatternKind::Ident { sub: Some(sub), .. } => self.pattern_type(sub),
             // `S { x = a, ... }`: the struct named types the parameter.
             ast::PatternKind::Struct { path, .. } => self.resolve_type_path(path, p.span),
             // `[x: T, y, z]`: one annotated element types the array.
