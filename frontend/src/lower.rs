@@ -408,6 +408,17 @@ impl<'p> Lowerer<'p> {
                 self.fn_insts.insert(key, k);
                 return k;
             }
+            // A math builtin is the C library's function for its type: `sqrt[f32]` is
+            // `sqrtf`, `sqrt[f64]` is `sqrt` (as the GPU's libraries name them too).
+            let name: Box<str> = if &**cc == "builtin" {
+                match self.math_builtin(name, &key.1, span) {
+                    Some(n) => n.into(),
+                    None => return self.w.bottom(t),
+                }
+            } else {
+                name.clone()
+            };
+            let name = &name;
             // One continuation per symbol and type, however many declarations import it.
             let k = match self.imports.get(&(name.clone(), t)) {
                 Some(&k) => k,
@@ -1359,6 +1370,46 @@ fn shared_elem(w: &World, t: Type) -> Option<Type> {
     match *tys.kind(pointee) {
         TypeKind::Array { elem, len: None } if tys.is_int(*n) => Some(elem),
         _ => None,
+    }
+}
+
+/// The math builtins (`cc = "builtin"`, generic over `f32` and `f64`), as AnyDSL's
+/// `math_builtins` declares them: each is the C math library's function of that name
+/// (`sqrtf` for `f32`).
+const MATH_BUILTINS: &[&str] = &[
+    "fabs", "round", "ceil", "floor", "fmin", "fmax", "cos", "sin", "tan", "acos", "asin", "atan",
+    "atan2", "sqrt", "cbrt", "pow", "exp", "exp2", "log", "log2", "log10", "fma",
+];
+
+impl Lowerer<'_> {
+    /// The symbol of math builtin `name` at type arguments `targs`, or `None` after an
+    /// error at `span`.
+    fn math_builtin(&mut self, name: &str, targs: &[Ty], span: Span) -> Option<String> {
+        if !MATH_BUILTINS.contains(&name) {
+            self.diags.push(
+                Diagnostic::error(span, format!("`{name}` is not a builtin durin provides"))
+                    .with_note(format!(
+                        "the builtins are `bitcast`, `undef`, `select`, `sizeof`, `alignof` and the math functions {}",
+                        MATH_BUILTINS.join(", ")
+                    )),
+            );
+            return None;
+        }
+        let at = targs.first().map(|&t| self.conc(t));
+        match at.map(|t| self.tys.kind(t).clone()) {
+            Some(TyKind::Prim(Prim::Float { bits: 32 })) => Some(format!("{name}f")),
+            Some(TyKind::Prim(Prim::Float { bits: 64 })) => Some(name.to_string()),
+            _ => {
+                let shown = at.map_or("?".to_string(), |t| {
+                    crate::check::ty_name(&self.tys, &self.p.structs, &self.p.enums, t, &[])
+                });
+                self.diags.push(Diagnostic::error(
+                    span,
+                    format!("the builtin `{name}` is for `f32` and `f64`, not `{shown}`"),
+                ));
+                None
+            }
+        }
     }
 }
 
