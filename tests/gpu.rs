@@ -84,6 +84,7 @@ const PROGRAMS: &[&str] = &[
     "tests/gpu/streaming_store.art",
     "tests/gpu/pipeline.art",
     "tests/gpu/shared_sizes.art",
+    "tests/gpu/anydsl_names.art",
     "benches/gpu/copy.art",
     "benches/gpu/launch.art",
     "benches/gpu/staging.art",
@@ -215,7 +216,7 @@ fn a_program_without_kernels_has_no_cuda_code() {
 #[test]
 fn the_interpreter_runs_cuda_kernels() {
     // The programs that run in seconds there.
-    for (p, want) in gpu_program_outputs().into_iter().take(6) {
+    for (p, want) in gpu_program_outputs().into_iter().take(7) {
         assert_eq!(ok(&interp_cuda("off", &[p]), p), want, "{p}");
     }
 }
@@ -236,6 +237,13 @@ fn gpu_program_outputs() -> Vec<(&'static str, String)> {
         ),
         // Every element of both kernels' results (1024 each) is right.
         ("tests/gpu/shared_sizes.art", "2048 of 2048\n".to_string()),
+        (
+            "tests/gpu/anydsl_names.art",
+            format!(
+                "{} 0\n",
+                (0..1024).map(|i| (i as f32).sqrt() as i32).sum::<i32>()
+            ),
+        ),
         ("tests/gpu/pipeline.art", "1005565 of 1005565\n".to_string()),
         (
             "tests/gpu/stencil5x5.art",
@@ -601,6 +609,17 @@ fn gpu_aliased_pointers_are_not_restrict() {
 fn gpu_kernels_reserve_shared_arrays_of_their_own_sizes() {
     require_gpu();
     assert_eq!(run_on_gpu("tests/gpu/shared_sizes.art"), "2048 of 2048\n");
+}
+
+#[test]
+#[ignore = "runs kernels on an NVIDIA GPU"]
+fn gpu_anydsl_atomics_and_math_builtins() {
+    require_gpu();
+    let sum: i32 = (0..1024).map(|i| (i as f32).sqrt() as i32).sum();
+    assert_eq!(
+        run_on_gpu("tests/gpu/anydsl_names.art"),
+        format!("{sum} 0\n")
+    );
 }
 
 #[test]

@@ -1343,6 +1343,38 @@ impl<'p> Lowerer<'p> {
                 let v = if name == "sizeof" { s } else { al };
                 self.w.lit(to, v)
             }
+            // The float predicates: `x != x` (unordered), `x - x == 0` (false for the
+            // infinities and NaN), and the sign bit of the bits as a signed integer.
+            "isnan" | "isfinite" | "signbit" => {
+                let x = a;
+                let xt = self.w.type_of(x);
+                let bits = match self.w.kind(xt) {
+                    TypeKind::Float { bits } => Some(*bits),
+                    _ => None,
+                };
+                let Some(bits) = bits else {
+                    let shown = self.w.types().display(xt).to_string();
+                    self.diags.push(Diagnostic::error(
+                        e.span,
+                        format!("the builtin `{name}` is for `f32` and `f64`, not `{shown}`"),
+                    ));
+                    return self.w.bottom(to);
+                };
+                match name {
+                    "isnan" => self.w.cmp(CmpOp::Ne, x, x),
+                    "isfinite" => {
+                        let d = self.w.arith(ArithOp::Sub, x, x);
+                        let zero = self.w.lit(xt, 0);
+                        self.w.cmp(CmpOp::Eq, d, zero)
+                    }
+                    _ => {
+                        let it = self.w.ty_int(bits, true);
+                        let b = self.w.bitcast(it, x);
+                        let zero = self.w.lit(it, 0);
+                        self.w.cmp(CmpOp::Lt, b, zero)
+                    }
+                }
+            }
             _ => {
                 self.internal(e.span, format!("unknown builtin `{name}`"));
                 self.w.bottom(to)
@@ -1378,7 +1410,7 @@ fn shared_elem(w: &World, t: Type) -> Option<Type> {
 /// (`sqrtf` for `f32`).
 const MATH_BUILTINS: &[&str] = &[
     "fabs", "round", "ceil", "floor", "fmin", "fmax", "cos", "sin", "tan", "acos", "asin", "atan",
-    "atan2", "sqrt", "cbrt", "pow", "exp", "exp2", "log", "log2", "log10", "fma",
+    "atan2", "sqrt", "cbrt", "pow", "exp", "exp2", "log", "log2", "log10", "fma", "copysign",
 ];
 
 impl Lowerer<'_> {
@@ -1389,7 +1421,7 @@ impl Lowerer<'_> {
             self.diags.push(
                 Diagnostic::error(span, format!("`{name}` is not a builtin durin provides"))
                     .with_note(format!(
-                        "the builtins are `bitcast`, `undef`, `select`, `sizeof`, `alignof` and the math functions {}",
+                        "the builtins are `bitcast`, `undef`, `select`, `sizeof`, `alignof`, `isnan`, `isfinite`, `signbit` and the math functions {}",
                         MATH_BUILTINS.join(", ")
                     )),
             );
@@ -1415,7 +1447,10 @@ impl Lowerer<'_> {
 
 /// Builtins the compiler implements itself (other `cc = "builtin"` imports are calls).
 fn is_builtin_op(name: &str) -> bool {
-    matches!(name, "bitcast" | "undef" | "select" | "sizeof" | "alignof")
+    matches!(
+        name,
+        "bitcast" | "undef" | "select" | "sizeof" | "alignof" | "isnan" | "isfinite" | "signbit"
+    )
 }
 
 /// Whether evaluating `e` has no effect and cannot fail (so `&&` need not branch).

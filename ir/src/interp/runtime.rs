@@ -537,6 +537,7 @@ fn math(name: &str, args: &[Value]) -> Option<Result<u64, String>> {
             "round" => x.round(),
             "fmin" => x.min(arg(1)?),
             "fmax" => x.max(arg(1)?),
+            "copysign" => x.copysign(arg(1)?),
             _ => x % arg(1)?, // fmod
         })
     })();
@@ -552,6 +553,7 @@ fn math(name: &str, args: &[Value]) -> Option<Result<u64, String>> {
 const MATH: &[&str] = &[
     "sqrt", "cbrt", "sin", "cos", "tan", "asin", "acos", "atan", "atan2", "exp", "exp2", "log",
     "log2", "log10", "pow", "fabs", "floor", "ceil", "round", "fmin", "fmax", "fmod", "fma",
+    "copysign",
 ];
 
 /// `x` as C++ streams print a double by default (`%g` with `precision` significant digits:
