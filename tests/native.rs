@@ -257,7 +257,7 @@ fn llvm_ir(dir: &Path, src: &Path, level: &str) -> String {
     std::fs::read_to_string(&out).expect("the IR file")
 }
 
-/// `vectorize(4, lo, hi)` puts LLVM's loop-vectorization hints on the loop's back edge, and
+/// `vectorize_range(4, lo, hi)` puts LLVM's loop-vectorization hints on the loop's back edge, and
 /// LLVM then vectorizes it with 4 lanes, which it does not choose by itself for the same
 /// loop written with `range` (AVX2 target: it picks 8); every back end computes the same.
 #[test]
@@ -266,7 +266,7 @@ fn vectorize_hints_reach_llvms_loop_vectorizer() {
     let hinted = root().join("tests/native/saxpy_vectorize.art");
     let plain = dir.join("saxpy_range.art");
     let text = std::fs::read_to_string(&hinted).expect("readable");
-    std::fs::write(&plain, text.replace("vectorize(4, 0, n)", "range(0, n)")).expect("writable");
+    std::fs::write(&plain, text.replace("vectorize_range(4, 0, n)", "range(0, n)")).expect("writable");
     let ir = |src: &Path, level: &str| llvm_ir(&dir, src, level);
     let o0 = ir(&hinted, "-O0");
     assert!(o0.contains("!llvm.loop !"), "{o0}");
