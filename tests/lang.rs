@@ -483,3 +483,28 @@ fn many_variants_and_fields() {
     );
     assert_success(&run_generated("many_names.art", src));
 }
+
+/// `pe_info(message, value)` prints, after partial evaluation, each call's place, message and
+/// value where it is known (`not known at compile time` otherwise), in the program's order,
+/// with every back end and target (in a kernel too); the program runs as without it.
+#[test]
+fn pe_info_prints_what_partial_evaluation_knows() {
+    let f = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/lang/info/pe_info.art");
+    let want = "pe_info: tests/lang/info/pe_info.art:5:27: step size: 4\n\
+                pe_info: tests/lang/info/pe_info.art:8:5: pair: (4, 1.5, true)\n\
+                pe_info: tests/lang/info/pe_info.art:9:5: argc: not known at compile time\n\
+                pe_info: tests/lang/info/pe_info.art:14:9: in a kernel: 5\n";
+    for args in [
+        &["run", "--target", "cpu"][..],
+        &["run", "--target", "cpu", "--backend", "cranelift"],
+        &["run", "--target", "cpu", "--backend", "interp"],
+        &["run", "--target", "cuda-cpu"],
+        &["run", "--target", "cuda", "--backend", "interp"],
+    ] {
+        let out = durin(args, &f, &[]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{args:?}: {err}");
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "4\n", "{args:?}");
+        assert_eq!(err, want, "{args:?}");
+    }
+}

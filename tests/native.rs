@@ -266,7 +266,11 @@ fn vectorize_hints_reach_llvms_loop_vectorizer() {
     let hinted = root().join("tests/native/saxpy_vectorize.art");
     let plain = dir.join("saxpy_range.art");
     let text = std::fs::read_to_string(&hinted).expect("readable");
-    std::fs::write(&plain, text.replace("vectorize_range(4, 0, n)", "range(0, n)")).expect("writable");
+    std::fs::write(
+        &plain,
+        text.replace("vectorize_range(4, 0, n)", "range(0, n)"),
+    )
+    .expect("writable");
     let ir = |src: &Path, level: &str| llvm_ir(&dir, src, level);
     let o0 = ir(&hinted, "-O0");
     assert!(o0.contains("!llvm.loop !"), "{o0}");

@@ -101,7 +101,10 @@ fn define(g: &Gen, defs: &mut String, next: &mut usize) -> String {
         Gen::Step { unrolled: true } => ("unroll_step(lo, hi, 1)".into(), "body(i)".into()),
         Gen::Step { unrolled: false } => ("range_step(lo, hi, 1)".into(), "body(i)".into()),
         Gen::Parallel(threads) => (format!("parallel({threads}, lo, hi)"), "body(i)".into()),
-        Gen::Vectorize(width) => (format!("vectorize_range({width}, lo, hi)"), "body(i)".into()),
+        Gen::Vectorize(width) => (
+            format!("vectorize_range({width}, lo, hi)"),
+            "body(i)".into(),
+        ),
         Gen::Wrap { inner, run } => {
             let at = if *run { "@" } else { "" };
             (

@@ -110,6 +110,11 @@ impl SourceMap {
         self.files.get(file.index())
     }
 
+    /// The file of number `index` ([`FileId::index`]), if the map has it.
+    pub fn file_id(&self, index: usize) -> Option<FileId> {
+        (index < self.files.len()).then_some(FileId(index as u32))
+    }
+
     /// The name of `file` (empty for a file not in this map).
     pub fn name(&self, file: FileId) -> &str {
         self.file(file).map_or("", |f| &f.name)

@@ -402,8 +402,15 @@ impl<'io> Session<'io> {
         });
         let main = main.and_then(|m| cx.follow(m));
         let kernel_buffers = cx.take_kernel_buffers();
+        let mut infos = cx.take_pe_info();
         drop(cx);
         self.sources = sources;
+        // `pe_info(message, value)`: what partial evaluation knew, in the program's order.
+        infos.sort_by_key(|(at, _)| at.map(|s| (s.file, s.start)));
+        for (at, text) in infos {
+            let place = self.sources.place(at);
+            self.say(format_args!("pe_info: {place}: {text}"));
+        }
         let times = result.map_err(|d| self.fail(d))?;
         if self.options.report == Some(Report::Closures) {
             self.report_closures(&w);

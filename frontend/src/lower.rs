@@ -36,6 +36,8 @@ struct Lowerer<'p> {
     too_deep: bool,
     fn_insts: FxHashMap<(FnId, Vec<Ty>), Def>,
     imports: FxHashMap<(Box<str>, Type), Def>,
+    /// The `pe_info` import for each type of value.
+    pe_infos: FxHashMap<Type, Def>,
     statics: FxHashMap<StaticId, Def>,
     /// Values of immutable statics (constants, computed once).
     static_vals: FxHashMap<StaticId, Def>,
@@ -78,6 +80,7 @@ pub fn lower(prog: &mut Program, diags: &mut Vec<Diagnostic>) -> Lowered {
         too_deep: false,
         fn_insts: FxHashMap::default(),
         imports: FxHashMap::default(),
+        pe_infos: FxHashMap::default(),
         statics: FxHashMap::default(),
         static_vals: FxHashMap::default(),
         strings: FxHashMap::default(),
@@ -490,10 +493,17 @@ impl<'p> Lowerer<'p> {
                 }
                 k
             }
+            "pe_info" => {
+                self.diags.push(Diagnostic::error(
+                    span,
+                    "the intrinsic `pe_info` can only be called, not used as a value".to_string(),
+                ));
+                self.w.bottom(t)
+            }
             _ => {
                 self.diags.push(Diagnostic::error(
                     span,
-                    format!("unknown intrinsic `{name}` (durin's `cc = \"thorin\"` intrinsics are `cuda` and `reserve_shared`)"),
+                    format!("unknown intrinsic `{name}` (durin's `cc = \"thorin\"` intrinsics are `cuda`, `reserve_shared` and `pe_info`)"),
                 ));
                 self.w.bottom(t)
             }
@@ -927,6 +937,9 @@ impl<'p> Lowerer<'p> {
                         if &**cc == "builtin" && is_builtin_op(name) {
                             return self.builtin(name, targs, arg, e);
                         }
+                        if &**cc == "thorin" && &**name == "pe_info" {
+                            return self.pe_info(arg, e.span);
+                        }
                     }
                 }
                 let mut c = self.emit(callee);
@@ -1319,6 +1332,33 @@ impl<'p> Lowerer<'p> {
         self.enter(join);
         let ps: Vec<Def> = (1..=rt.len()).map(|i| self.w.param(join, i)).collect();
         self.pack(e.ty, &ps)
+    }
+
+    /// `pe_info(message, value)`: a call of the import `pe_info` that also passes the
+    /// call's place (file number and byte, as an `i64`), which the passes read after partial
+    /// evaluation (`durin_passes::pe_info`), when the code around the call has moved.
+    fn pe_info(&mut self, arg: &Expr, span: Span) -> Def {
+        let a = self.emit(arg);
+        let (msg, val) = (self.w.extract_at(a, 0), self.w.extract_at(a, 1));
+        let i64t = self.w.ty_int(64, true);
+        let place = ((span.file.index() as u64) << 32) | span.start as u64;
+        let place = self.w.lit(i64t, place);
+        let mem_t = self.w.ty_mem();
+        let ret_t = self.w.ty_cont(&[mem_t]);
+        let ps = [mem_t, self.w.type_of(msg), self.w.type_of(val), i64t, ret_t];
+        let f = match self.pe_infos.get(&ps[2]) {
+            Some(&f) => f,
+            None => {
+                let f = self.w.cont(&ps, "pe_info");
+                self.w.make_external(f);
+                self.pe_infos.insert(ps[2], f);
+                f
+            }
+        };
+        let k = self.block("ret", &[]);
+        self.jump(f, &[msg, val, place, k], span);
+        self.enter(k);
+        self.unit()
     }
 
     fn builtin(&mut self, name: &str, targs: &[Ty], arg: &Expr, e: &Expr) -> Def {

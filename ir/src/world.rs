@@ -306,6 +306,11 @@ impl World {
         self.externals.insert(cont);
     }
 
+    /// Makes `cont` no longer external (an import no code calls any more).
+    pub fn remove_external(&mut self, cont: Def) {
+        self.externals.shift_remove(&cont);
+    }
+
     /// Makes no continuation external (to choose the entries of a copy of the world).
     pub fn clear_externals(&mut self) {
         self.externals.clear();

@@ -27,6 +27,7 @@ mod live;
 mod mem2reg;
 mod outline;
 mod pe;
+mod pe_info;
 mod pipeline;
 mod report;
 mod rewrite;

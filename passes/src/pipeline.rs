@@ -72,6 +72,8 @@ pub struct PassContext<'a> {
     /// What the `stage` pass found and decided in each kernel it saw, for the report
     /// (the kernels pass takes them over).
     pub(crate) staged: Option<Vec<KernelBuffers>>,
+    /// The `pe_info` calls found (place and text), for the driver to print.
+    pub(crate) pe_info: Vec<(Option<durin_diag::Span>, String)>,
 }
 
 impl<'a> PassContext<'a> {
@@ -85,7 +87,14 @@ impl<'a> PassContext<'a> {
             moved: None,
             kernel_buffers: None,
             staged: None,
+            pe_info: Vec::new(),
         }
+    }
+
+    /// The `pe_info(message, value)` calls the pipeline found, with their places, in the
+    /// order of the program's continuations ([`crate::pe_info`]).
+    pub fn take_pe_info(&mut self) -> Vec<(Option<durin_diag::Span>, String)> {
+        std::mem::take(&mut self.pe_info)
     }
 
     /// The same context asking the `kernels` pass for each kernel's buffers (read-only
@@ -526,7 +535,14 @@ impl Pipeline {
             verify(w, "the input")?;
         }
         let mut times = Vec::new();
+        // `pe_info` calls are read and removed before code is prepared for a back end.
+        let for_backends = ["outline", "stage", "kernels", "closure-conv"];
+        let mut info_done = false;
         for p in &self.passes {
+            if !info_done && for_backends.contains(&p.name()) {
+                crate::pe_info::run(w, &mut cx.pe_info, cx.sources);
+                info_done = true;
+            }
             let t = Instant::now();
             p.run(w, cx)?;
             times.push(PassTime {
@@ -545,6 +561,9 @@ impl Pipeline {
             if wanted {
                 print(p.name(), &durin_ir::text::print(w));
             }
+        }
+        if !info_done {
+            crate::pe_info::run(w, &mut cx.pe_info, cx.sources);
         }
         Ok(times)
     }

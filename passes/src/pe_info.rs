@@ -1,0 +1,104 @@
+//! `pe_info(message, value)` (AnyDSL's compile-time print, `cc = "thorin"`): after partial
+//! evaluation, each call left in the program is recorded with its place, its message and
+//! its value where that is known (a literal, or a tuple, struct or array of them), and
+//! becomes a jump to its return point, so that no back end and no kernel sees it. The
+//! driver prints the records. [`crate::Pipeline::run_in`] does this before the first pass
+//! that prepares code for a back end (`outline` ...), or at the end of the pipeline.
+
+use crate::live::Live;
+use durin_diag::{SourceMap, Span};
+use durin_ir::{Def, Node, TypeKind, World};
+
+/// The import's name.
+pub const NAME: &str = "pe_info";
+
+/// Records and removes every call of `pe_info` in `w` (see the module's documentation);
+/// `sources` turns each call's place (passed as a literal) back into a span.
+pub(crate) fn run(
+    w: &mut World,
+    out: &mut Vec<(Option<Span>, String)>,
+    sources: Option<&SourceMap>,
+) {
+    let live = Live::new(w);
+    for &c in live.conts() {
+        let Some((callee, args)) = w.body(c).map(|(f, a)| (f, a.to_vec())) else {
+            continue;
+        };
+        let is_info = w.node(callee) == Node::Cont
+            && w.body(callee).is_none()
+            && w.is_external(callee)
+            && w.name(callee) == Some(NAME);
+        let [mem, msg, val, place, ret] = args.as_slice() else {
+            continue;
+        };
+        if !is_info {
+            continue;
+        }
+        let message =
+            string(w, *msg).unwrap_or_else(|| "(a message not known at compile time)".into());
+        let value = shown(w, *val, 0).unwrap_or_else(|| "not known at compile time".into());
+        // The call's place: file number and byte, which the front end passed.
+        let at = match w.node(*place) {
+            Node::Lit(v) => sources
+                .and_then(|m| m.file_id((v >> 32) as usize))
+                .map(|f| Span::new(f, (v & 0xffff_ffff) as usize, (v & 0xffff_ffff) as usize)),
+            _ => None,
+        };
+        let at = at.or(w.loc(c));
+        out.push((at, format!("{message}: {value}")));
+        w.set_body(c, *ret, &[*mem]);
+    }
+    // The imports themselves go (one per type of value: no back end could declare them).
+    let imports: Vec<Def> = (w.externals())
+        .filter(|&k| w.body(k).is_none() && w.name(k) == Some(NAME))
+        .collect();
+    for k in imports {
+        w.remove_external(k);
+    }
+}
+
+/// The text of a string literal (a pointer to a global array of bytes).
+fn string(w: &World, mut d: Def) -> Option<String> {
+    while w.node(d) == Node::Bitcast {
+        d = w.ops(d)[0];
+    }
+    if !matches!(w.node(d), Node::Global { .. }) {
+        return None;
+    }
+    let init = *w.ops(d).first()?;
+    let mut bytes = Vec::new();
+    for &b in w.ops(init) {
+        match w.node(b) {
+            Node::Lit(0) => break,
+            Node::Lit(v) => bytes.push(v as u8),
+            _ => return None,
+        }
+    }
+    Some(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// `d` written out where it is known: a literal, or an aggregate of them.
+fn shown(w: &World, d: Def, depth: u32) -> Option<String> {
+    if depth > 16 {
+        return None;
+    }
+    match w.node(d) {
+        Node::Lit(v) => Some(match *w.kind(w.type_of(d)) {
+            TypeKind::Bool => (v != 0).to_string(),
+            TypeKind::Int { signed: true, bits } => {
+                let s = 64 - bits as u32;
+                (((v << s) as i64) >> s).to_string()
+            }
+            TypeKind::Int { .. } => v.to_string(),
+            TypeKind::Float { bits: 32 } => f32::from_bits(v as u32).to_string(),
+            TypeKind::Float { bits: 64 } => f64::from_bits(v).to_string(),
+            _ => return None,
+        }),
+        Node::Tuple | Node::Struct | Node::Array => {
+            let parts: Option<Vec<String>> =
+                w.ops(d).iter().map(|&o| shown(w, o, depth + 1)).collect();
+            Some(format!("({})", parts?.join(", ")))
+        }
+        _ => None,
+    }
+}
