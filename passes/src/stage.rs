@@ -94,8 +94,9 @@ pub fn run(w: &mut World, cx: &mut PassContext) -> Result<bool, Diagnostic> {
             Some((w, &l.captured)),
         );
         staged |= stage_kernel(w, &k, &mut found, mode);
-        found.loc = launch_loc(w, l, cx.sources);
+        // The report's place, only where there is a report.
         if let Some(out) = cx.staged.as_mut() {
+            found.loc = launch_loc(w, l, cx.sources);
             out.push(found);
         }
     }
@@ -155,48 +156,25 @@ fn shape_of(
             let Some(template) = b.offsets.iter().find(|o| o.edge).copied() else {
                 return Err("no read through the boundary handler".into());
             };
-            // The template's pointer must be computable at the entry (tried with zeros).
-            let i32t = w.ty_int(32, true);
-            let zero = w.lit(i32t, 0);
-            let dummy = index_params.iter().map(|&(p, _)| (p, zero)).collect();
-            let ptr = w.ops(template.load)[1];
-            if cloner.clone_with(w, ptr, dummy).is_none() {
-                return Err(
-                    "the boundary handler's reads cannot be computed at the kernel's entry".into(),
-                );
-            }
             // Every read through a handler must be the template's moved by its offset (the
             // tile holds what the template reads there): the same handler, not another one
             // at some reads. A read without one (an interior path: `img_window` inside the
-            // image) reads the pixel itself, which the handler reads there too.
+            // image) reads the pixel itself, which the handler reads there too. The
+            // template's own copy (moved by nothing) shows that it can be computed at the
+            // kernel's entry.
+            let ptr = w.ops(template.load)[1];
             for o in b.offsets.iter().filter(|o| o.edge) {
-                let same = |w: &mut World, shift: Option<(i64, i64)>| {
-                    let mut subst = rustc_hash::FxHashMap::default();
-                    for &(p, var) in index_params {
-                        let to = match (var, shift) {
-                            (IndexVar::Tid(0), Some((sx, _))) if sx != 0 => {
-                                let l = w.lit(i32t, sx as u32 as u64);
-                                w.arith(ArithOp::Add, p, l)
-                            }
-                            (IndexVar::Tid(1), Some((_, sy))) if sy != 0 => {
-                                let l = w.lit(i32t, sy as u32 as u64);
-                                w.arith(ArithOp::Add, p, l)
-                            }
-                            _ => p,
-                        };
-                        subst.insert(p, to);
-                    }
-                    subst
+                let by = (o.dx - template.dx, o.dy - template.dy);
+                let subst = moved_by(w, index_params, by);
+                let Some(moved) = cloner.clone_with(w, ptr, subst) else {
+                    return Err("the boundary handler's reads cannot be computed at the kernel's entry".into());
                 };
-                let moved = same(w, Some((o.dx - template.dx, o.dy - template.dy)));
-                let moved = cloner.clone_with(w, ptr, moved);
-                let own = same(w, None);
-                let own = cloner.clone_with(w, w.ops(o.load)[1], own);
-                let agree = match (moved, own) {
-                    (Some(a), Some(b)) => same_value(w, a, b, 0),
-                    _ => false,
-                };
-                if !agree {
+                if o.load == template.load {
+                    continue;
+                }
+                let subst = moved_by(w, index_params, (0, 0));
+                let own = cloner.clone_with(w, w.ops(o.load)[1], subst);
+                if !own.is_some_and(|own| same_value(w, moved, own, 0)) {
                     return Err("its reads do not all go through one boundary handler (a tile holds one handler's reads)".into());
                 }
             }
@@ -513,6 +491,32 @@ fn transform(
     for &c in &original[1..] {
         to_tile.rewrite_cont_into(w, c, c);
     }
+}
+
+/// The substitution that moves the thread's pixel by `(dx, dy)`: `threadIdx.x + dx` for
+/// `threadIdx.x` (and the same down), every other index parameter for itself.
+fn moved_by(
+    w: &mut World,
+    index_params: &[(Def, IndexVar)],
+    (dx, dy): (i64, i64),
+) -> rustc_hash::FxHashMap<Def, Def> {
+    let i32t = w.ty_int(32, true);
+    let mut subst = rustc_hash::FxHashMap::default();
+    for &(p, var) in index_params {
+        let by = match var {
+            IndexVar::Tid(0) => dx,
+            IndexVar::Tid(1) => dy,
+            _ => 0,
+        };
+        let to = if by == 0 {
+            p
+        } else {
+            let l = w.lit(i32t, by as u32 as u64);
+            w.arith(ArithOp::Add, p, l)
+        };
+        subst.insert(p, to);
+    }
+    subst
 }
 
 /// Whether `a` and `b` (computations without memory or control, such as [`Cloner`] makes)
