@@ -15,27 +15,28 @@
 //! other CUDA function (a name with a `.` or starting with `__`, or an atomic of a type the
 //! runtime lacks) is an error at its place.
 
-use crate::kernels::{launch_loc, string_global};
+use crate::kernels::string_global;
 use crate::rewrite::{clone_conts, cont_param_types, reached_scope, DefSet, Rewriter};
-use durin_diag::{Diagnostic, SourceMap};
+use durin_diag::{Diagnostic, SourceMap, Span};
 use durin_ir::{AddrSpace, ArithOp, CmpOp, Def, Launch, Node, TypeKind, World};
 use rustc_hash::FxHashMap;
 
 /// The runtime function a launch calls.
 pub const LAUNCH_FN: &str = "durin_cpu_launch_cuda";
 
-/// Lowers every launch of `launches` (`places`: each one's place, for run-time errors).
+/// Lowers every launch of `launches` (`places` and `locs`: each one's place, in words for
+/// run-time errors and as a span for compile-time ones).
 pub(crate) fn lower(
     w: &mut World,
     launches: &[Launch],
     places: &[String],
+    locs: &[Option<Span>],
     sources: Option<&SourceMap>,
 ) -> Result<(), Diagnostic> {
     let mut imports = Imports::default();
     let mut done_functions = DefSet::default();
-    for (l, place) in launches.iter().zip(places) {
+    for ((l, place), &launch_at) in launches.iter().zip(places).zip(locs) {
         // An error's place: the call's where it is in the program, else the launch's.
-        let launch_at = launch_loc(w, l, sources);
         lower_one(w, l, place, &mut imports, &mut done_functions).map_err(|(c, message)| {
             let own = w
                 .loc(c)

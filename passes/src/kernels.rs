@@ -99,30 +99,28 @@ pub fn run(w: &mut World, cx: &mut PassContext<'_>) -> Result<(), Diagnostic> {
     let live = Live::new(w);
     let launches = live.launches(w);
     let sources = cx.sources();
-    if matches!(cx.target(), Target::CpuBlocks) {
-        crate::cpu_blocks::devices_to_host(w, live.conts());
-        let places = places(w, &launches, sources);
-        return crate::cpu_blocks::lower(w, &launches, &places, sources);
-    }
-    if launches.is_empty() {
-        return Ok(());
-    }
     let config = cx.config;
-    match cx.target() {
+    // Each launch's place, once: for run-time errors and the report.
+    let locs: Vec<Option<Span>> = launches.iter().map(|l| launch_loc(w, l, sources)).collect();
+    let places: Vec<String> = (locs.iter())
+        .map(|&at| sources.map_or("<unknown place>".to_string(), |m| m.place(at)))
+        .collect();
+    let codegen = match cx.target() {
+        Target::CpuBlocks => {
+            crate::cpu_blocks::devices_to_host(w, live.conts());
+            return crate::cpu_blocks::lower(w, &launches, &places, &locs, sources);
+        }
+        _ if launches.is_empty() => return Ok(()),
         Target::Cpu { why } => {
             return Err(Diagnostic::error_at(
-                launch_loc(w, &launches[0], sources),
+                locs[0],
                 format!("this program launches a CUDA kernel, but {why}"),
             )
             .with_note(
                 "write it against `accelerator(dev)`, which runs on the CPU when the target is the CPU, or run it on a machine with an NVIDIA GPU and its driver (`--target cuda`)",
             ));
         }
-        Target::Cuda(_) | Target::CpuBlocks => {}
-    }
-    let places = places(w, &launches, sources);
-    let Target::Cuda(codegen) = cx.target() else {
-        unreachable!("the other targets returned above");
+        Target::Cuda(codegen) => codegen,
     };
     let allocated = allocation_results(w, live.conts());
     // Outlining (which every native pipeline runs before this pass) has checked that each
@@ -156,11 +154,12 @@ pub fn run(w: &mut World, cx: &mut PassContext<'_>) -> Result<(), Diagnostic> {
     }
     // The buffers of each kernel, where the caller asked for them (`--report shm`).
     if let Some(out) = cx.kernel_buffers.as_mut() {
-        for (((k, l), name), bases) in kernels
+        for ((((k, l), name), bases), &loc) in kernels
             .iter()
             .zip(&launches)
             .zip(&module.kernel_names)
             .zip(&bases)
+            .zip(&locs)
         {
             // What the `stage` pass found before it changed the kernel, where it ran.
             let staged = (cx.staged.as_mut()).and_then(|s| {
@@ -178,7 +177,7 @@ pub fn run(w: &mut World, cx: &mut PassContext<'_>) -> Result<(), Diagnostic> {
                 )
             });
             found.name = name.clone();
-            found.loc = launch_loc(w, l, sources);
+            found.loc = loc;
             out.push(found);
         }
     }
@@ -188,17 +187,6 @@ pub fn run(w: &mut World, cx: &mut PassContext<'_>) -> Result<(), Diagnostic> {
         rewrite(w, l, launch_fn, src, name, at);
     }
     Ok(())
-}
-
-/// Each launch's place in words, for run-time errors.
-fn places(w: &World, launches: &[Launch], sources: Option<&SourceMap>) -> Vec<String> {
-    launches
-        .iter()
-        .map(|l| match sources {
-            Some(m) => m.place(launch_loc(w, l, sources)),
-            None => "<unknown place>".to_string(),
-        })
-        .collect()
 }
 
 /// The block size of a launch when it is a constant `(x, y, z)`.
