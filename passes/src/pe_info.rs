@@ -19,6 +19,13 @@ pub(crate) fn run(
     out: &mut Vec<(Option<Span>, String)>,
     sources: Option<&SourceMap>,
 ) {
+    // The imports themselves (one per type of value); without any, nothing to walk.
+    let imports: Vec<Def> = (w.externals())
+        .filter(|&k| w.body(k).is_none() && w.name(k) == Some(NAME))
+        .collect();
+    if imports.is_empty() {
+        return;
+    }
     let live = Live::new(w);
     for &c in live.conts() {
         let Some((callee, args)) = w.body(c).map(|(f, a)| (f, a.to_vec())) else {
@@ -48,10 +55,7 @@ pub(crate) fn run(
         out.push((at, format!("{message}: {value}")));
         w.set_body(c, *ret, &[*mem]);
     }
-    // The imports themselves go (one per type of value: no back end could declare them).
-    let imports: Vec<Def> = (w.externals())
-        .filter(|&k| w.body(k).is_none() && w.name(k) == Some(NAME))
-        .collect();
+    // The imports go too (one per type: no back end could declare them all).
     for k in imports {
         w.remove_external(k);
     }
