@@ -1394,10 +1394,7 @@ impl<'p> Lowerer<'p> {
                 };
                 let Some(bits) = bits else {
                     let shown = self.w.types().display(xt).to_string();
-                    self.diags.push(Diagnostic::error(
-                        e.span,
-                        format!("the builtin `{name}` is for `f32` and `f64`, not `{shown}`"),
-                    ));
+                    self.not_float(name, &shown, e.span);
                     return self.w.bottom(to);
                 };
                 match name {
@@ -1454,6 +1451,14 @@ const MATH_BUILTINS: &[&str] = &[
 ];
 
 impl Lowerer<'_> {
+    /// The error for builtin `name` used at `shown`, a type other than `f32` and `f64`.
+    fn not_float(&mut self, name: &str, shown: &str, span: Span) {
+        self.diags.push(Diagnostic::error(
+            span,
+            format!("the builtin `{name}` is for `f32` and `f64`, not `{shown}`"),
+        ));
+    }
+
     /// The symbol of math builtin `name` at type arguments `targs`, or `None` after an
     /// error at `span`.
     fn math_builtin(&mut self, name: &str, targs: &[Ty], span: Span) -> Option<String> {
@@ -1461,7 +1466,8 @@ impl Lowerer<'_> {
             self.diags.push(
                 Diagnostic::error(span, format!("`{name}` is not a builtin durin provides"))
                     .with_note(format!(
-                        "the builtins are `bitcast`, `undef`, `select`, `sizeof`, `alignof`, `isnan`, `isfinite`, `signbit` and the math functions {}",
+                        "the builtins are {} and the math functions {}",
+                        BUILTIN_OPS.join(", "),
                         MATH_BUILTINS.join(", ")
                     )),
             );
@@ -1475,22 +1481,20 @@ impl Lowerer<'_> {
                 let shown = at.map_or("?".to_string(), |t| {
                     crate::check::ty_name(&self.tys, &self.p.structs, &self.p.enums, t, &[])
                 });
-                self.diags.push(Diagnostic::error(
-                    span,
-                    format!("the builtin `{name}` is for `f32` and `f64`, not `{shown}`"),
-                ));
+                self.not_float(name, &shown, span);
                 None
             }
         }
     }
 }
 
-/// Builtins the compiler implements itself (other `cc = "builtin"` imports are calls).
+/// Builtins the compiler implements itself (the math builtins are calls).
+const BUILTIN_OPS: &[&str] = &[
+    "bitcast", "undef", "select", "sizeof", "alignof", "isnan", "isfinite", "signbit",
+];
+
 fn is_builtin_op(name: &str) -> bool {
-    matches!(
-        name,
-        "bitcast" | "undef" | "select" | "sizeof" | "alignof" | "isnan" | "isfinite" | "signbit"
-    )
+    BUILTIN_OPS.contains(&name)
 }
 
 /// Whether evaluating `e` has no effect and cannot fail (so `&&` need not branch).

@@ -99,11 +99,12 @@ impl Parser<'_, '_> {
         self.peek() == k
     }
 
-    /// `for p, q in gen(args) { body }`, after `for`: its own function, so that the frame
-    /// of the expression parser (one per nesting level) stays small.
+    /// `for p, q in gen(args) { body }`, or `for gen(args) { body }` (a body without
+    /// parameters), after `for`: the patterns are tried first, and where the body's brace
+    /// (or the call's parenthesis) follows them instead of `in`, the loop has none. Its own
+    /// function, so that the frame of the expression parser (one per nesting level) stays
+    /// small.
     #[inline(never)]
-    /// `for p, q in gen(args) { }`, or `for gen(args) { }` (a body without parameters):
-    /// the patterns are tried first, and where no `in` follows them, the loop has none.
     fn for_loop(&mut self) -> ExprKind {
         self.bump();
         let (at, diags, chain, depth) = (self.pos, self.diags.len(), self.chain, self.depth);
