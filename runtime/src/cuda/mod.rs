@@ -366,17 +366,13 @@ pub extern "C" fn durin_timer_stop(dev: i32) -> f64 {
             Some((_, at)) => at.elapsed().as_secs_f64() * 1e3,
             None => {
                 drop(t);
-                crate::error::fail(&format!(
-                    "`durin_timer_stop({dev})` without a `durin_timer_start({dev})` before it"
-                ))
+                crate::error::fail(&stop_without_start(dev))
             }
         };
     }
     with_state(|s| {
         if !s.timers.contains_key(&n) {
-            return Err(format!(
-                "`durin_timer_stop({dev})` without a `durin_timer_start({dev})` before it"
-            ));
+            return Err(stop_without_start(dev));
         }
         let [start, stop] = s.timer(n)?;
         let mut ms = 0f32;
@@ -394,6 +390,10 @@ pub extern "C" fn durin_timer_stop(dev: i32) -> f64 {
         }
         Ok(ms as f64)
     })
+}
+
+fn stop_without_start(dev: i32) -> String {
+    format!("`durin_timer_stop({dev})` without a `durin_timer_start({dev})` before it")
 }
 
 /// Microseconds spent in kernels so far when `ANYDSL_PROFILE=full` (0 otherwise).
