@@ -85,6 +85,8 @@ const PROGRAMS: &[&str] = &[
     "tests/gpu/pipeline.art",
     "tests/gpu/shared_sizes.art",
     "tests/gpu/anydsl_names.art",
+    "tests/gpu/tiles.art",
+    "tests/gpu/tiles_local.art",
     "benches/gpu/copy.art",
     "benches/gpu/launch.art",
     "benches/gpu/staging.art",
@@ -253,6 +255,18 @@ fn gpu_program_outputs() -> Vec<(&'static str, String)> {
             ),
         ),
         ("tests/gpu/conversions.art", conversions_expected()),
+        (
+            "tests/gpu/tiles.art",
+            "sep5 clamp differ 0\nsep3x7 mirror, rows not 16-byte aligned differ 0\n\
+             sep7 constant, view differ 0\n"
+                .to_string(),
+        ),
+        (
+            "tests/gpu/tiles_local.art",
+            "2d5x5 repeat differ 0\nsobel squared mirror, 8 rows per thread differ 0\n\
+             sep5 clamp, one lane, no regions differ 0\n"
+                .to_string(),
+        ),
         ("tests/gpu/portable_saxpy.art", portable_saxpy_expected()),
     ]
 }
@@ -652,6 +666,34 @@ fn the_gpu_programs_run_on_the_cpu_cores_with_a_gpus_blocks() {
     // atomics, and the device's memory on the host.
     for (p, want) in gpu_program_outputs() {
         assert_eq!(run_on_cpu_blocks(&[p]), want, "{p}");
+    }
+}
+
+#[test]
+#[ignore = "runs kernels on an NVIDIA GPU"]
+fn gpu_tiles_equal_the_cpu() {
+    require_gpu();
+    for (p, want) in gpu_program_outputs() {
+        if p.starts_with("tests/gpu/tiles") {
+            assert_eq!(run_on_gpu(p), want, "{p}");
+        }
+    }
+}
+
+#[test]
+fn the_gpu_tiles_equal_the_cpu_in_the_interpreter() {
+    // The interpreter checks every access: 16-byte accesses at multiples of 16 bytes only,
+    // no read outside the images, no store of a pixel twice in a different order. The
+    // images are large enough for blocks inside the image (128 x 64 pixels each).
+    for p in ["tests/gpu/tiles.art", "tests/gpu/tiles_local.art"] {
+        let out = interp_cuda("off", &[p, "--", "264", "140"]);
+        let text = ok(&out, p);
+        let want = gpu_program_outputs()
+            .into_iter()
+            .find(|(q, _)| *q == p)
+            .map(|(_, w)| w)
+            .unwrap();
+        assert_eq!(text, want, "{p}");
     }
 }
 

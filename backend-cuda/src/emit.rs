@@ -113,6 +113,9 @@ pub fn emit(w: &World, kernels: &[Kernel]) -> Result<CudaModule, Diagnostic> {
     }) {
         out.push_str(HINTS);
     }
+    if (m.program.imports.iter()).any(|&k| w.name(k).is_some_and(|n| VECTOR_ACCESS.contains(&n))) {
+        out.push_str(VECTOR);
+    }
     out.push('\n');
     for d in &m.types.decls {
         out.push_str(d);
@@ -162,6 +165,23 @@ __device__ __forceinline__ void durin_store_stream_f32(float* p, float v) { __st
 __device__ __forceinline__ void durin_store_fence() {}
 __device__ __forceinline__ void durin_shm_stage(const void*) {}
 __device__ __forceinline__ void durin_shm_keep(const void*) {}
+";
+
+/// The prelude's 16-byte accesses (`cuda_ldg_f32x4`, `cuda_stg_f32x4`).
+const VECTOR_ACCESS: &[&str] = &["ldg_f32x4", "stg_f32x4"];
+
+/// 16-byte accesses of an array of four floats (`array_N { float a[4]; }`): one `float4`
+/// load through the read-only cache, one `float4` store.
+const VECTOR: &str = "\
+template <typename T>
+__device__ __forceinline__ void ldg_f32x4(T* d, const T* p) {
+    const float4 v = __ldg(reinterpret_cast<const float4*>(p));
+    d->a[0] = v.x; d->a[1] = v.y; d->a[2] = v.z; d->a[3] = v.w;
+}
+template <typename T>
+__device__ __forceinline__ void stg_f32x4(T* p, T v) {
+    *reinterpret_cast<float4*>(p) = make_float4(v.a[0], v.a[1], v.a[2], v.a[3]);
+}
 ";
 
 /// Names of the host runtime's functions: a kernel that calls one is an error.

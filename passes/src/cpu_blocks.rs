@@ -10,7 +10,7 @@
 //! launch passes. In that copy, CUDA's indices are arithmetic on `x`, `y`, `z` and the
 //! launch's sizes (`threadIdx.x` is `x % blockDim.x`); in functions the kernel calls, which
 //! do not see them, they are calls of the runtime (`durin_cpu_index`). `__syncthreads`
-//! becomes the CPU's barrier, `__ldg` a load, `min` and `max` selects, and the atomics,
+//! becomes the CPU's barrier, `__ldg` a load, `ldg_f32x4` a load and a store, `stg_f32x4` a store, `min` and `max` selects, and the atomics,
 //! `__threadfence` and `rsqrtf` calls of the runtime's versions for the value's type. Any
 //! other CUDA function (a name with a `.` or starting with `__`, or an atomic of a type the
 //! runtime lacks) is an error at its place.
@@ -307,6 +307,16 @@ fn map_device_call(
         "__syncthreads" => same_as(w, imports, "durin_cpu_barrier"),
         "__threadfence" => same_as(w, imports, "durin_cpu_fence"),
         "rsqrtf" => same_as(w, imports, "durin_cpu_rsqrtf"),
+        "stg_f32x4" if args.len() == 4 => {
+            let m = w.store(mem, args[1], args[2]);
+            w.set_body(c, ret, &[m]);
+        }
+        "ldg_f32x4" if args.len() == 4 => {
+            let ld = w.load(mem, args[2]);
+            let (m, v) = (w.extract_at(ld, 0), w.extract_at(ld, 1));
+            let m = w.store(m, args[1], v);
+            w.set_body(c, ret, &[m]);
+        }
         "__ldg" if args.len() == 3 => {
             let ld = w.load(mem, args[1]);
             let (m, v) = (w.extract_at(ld, 0), w.extract_at(ld, 1));

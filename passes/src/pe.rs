@@ -44,7 +44,7 @@ impl Default for Options {
             specialize: true,
             inline_once: true,
             cff: true,
-            fuel: 100_000,
+            fuel: 1_000_000,
         }
     }
 }

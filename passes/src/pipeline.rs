@@ -199,7 +199,7 @@ impl Builtin {
         match level {
             0 => &[Cleanup, Dce],
             1 => &[Simplify, Mem2reg, Simplify, Dce],
-            _ => &[Pe, Simplify, Mem2reg, Pe, Simplify, Dce],
+            _ => &[Pe, Dce, Simplify, Mem2reg, Pe, Simplify, Dce],
         }
     }
 

@@ -277,6 +277,8 @@ impl Interp<'_, '_> {
                 | "atomicExch"
                 | "atomicCAS"
                 | "__ldg"
+                | "ldg_f32x4"
+                | "stg_f32x4"
                 | "__threadfence"
                 | "min"
                 | "max"
@@ -319,6 +321,22 @@ impl Interp<'_, '_> {
             "rsqrtf" => {
                 let x = f32::from_bits(bits(0)? as u32);
                 Ok(vec![Value::Bits((1.0 / x.sqrt()).to_bits() as u64)])
+            }
+            "ldg_f32x4" | "stg_f32x4" => {
+                // A `float4` access: the GPU faults on an address that is not a multiple of 16.
+                let global = pointer(name, args, if name == "ldg_f32x4" { 1 } else { 0 })?;
+                if global.offset.rem_euclid(16) != 0 {
+                    return Err(format!("`{name}` of an address that is not a multiple of 16 bytes"));
+                }
+                let elem = elem.ok_or_else(|| format!("`{name}` without a pointer parameter"))?;
+                let shape = Shape::of(w, elem);
+                let (to, v) = if name == "ldg_f32x4" {
+                    (pointer(name, args, 0)?, self.memory.load(&shape, &global)?)
+                } else {
+                    (global, args.get(1).cloned().unwrap_or(Value::Undef))
+                };
+                self.memory.store(&shape, &to, &v)?;
+                Ok(Vec::new())
             }
             _ => {
                 let p = pointer(name, args, 0)?;
