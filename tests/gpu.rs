@@ -694,6 +694,19 @@ fn the_gpu_tiles_equal_the_cpu_in_the_interpreter() {
             .map(|(_, w)| w)
             .unwrap();
         assert_eq!(text, want, "{p}");
+        // The comparison alone would pass if the operators ran one pixel per thread: the
+        // kernels are the tiles' (16-byte accesses, in the version for inner blocks).
+        let file = std::env::temp_dir().join(format!("durin-tiles-{}.cu", std::process::id()));
+        ok(
+            &durin(&["build", "--emit", "cuda", "-o", file.to_str().unwrap(), p]),
+            p,
+        );
+        let cuda = std::fs::read_to_string(&file).unwrap();
+        let _ = std::fs::remove_file(&file);
+        assert!(
+            cuda.contains("ldg_f32x4(") && cuda.contains("stg_f32x4("),
+            "{p}: {cuda}"
+        );
     }
 }
 

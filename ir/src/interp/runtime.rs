@@ -326,7 +326,9 @@ impl Interp<'_, '_> {
                 // A `float4` access: the GPU faults on an address that is not a multiple of 16.
                 let global = pointer(name, args, if name == "ldg_f32x4" { 1 } else { 0 })?;
                 if global.offset.rem_euclid(16) != 0 {
-                    return Err(format!("`{name}` of an address that is not a multiple of 16 bytes"));
+                    return Err(format!(
+                        "`{name}` of an address that is not a multiple of 16 bytes"
+                    ));
                 }
                 let elem = elem.ok_or_else(|| format!("`{name}` without a pointer parameter"))?;
                 let shape = Shape::of(w, elem);
