@@ -87,6 +87,7 @@ const PROGRAMS: &[&str] = &[
     "tests/gpu/anydsl_names.art",
     "tests/gpu/tiles.art",
     "tests/gpu/tiles_local.art",
+    "tests/gpu/tiles_staged.art",
     "benches/gpu/copy.art",
     "benches/gpu/launch.art",
     "benches/gpu/staging.art",
@@ -185,7 +186,7 @@ fn the_cuda_text_shows_restrict_const_launch_bounds_and_shared_memory() {
         "{va}"
     );
     let rb = cuda("tests/gpu/reverse_block.art");
-    assert!(rb.contains("__shared__ float "), "{rb}");
+    assert!(rb.contains("__shared__ __align__(16) float "), "{rb}");
     assert!(rb.contains("[64];"), "{rb}");
     assert!(rb.contains("__syncthreads();"), "{rb}");
     // The one buffer is read and written: not const.
@@ -267,6 +268,12 @@ fn gpu_program_outputs() -> Vec<(&'static str, String)> {
              sep5 clamp, one lane, no regions differ 0\n"
                 .to_string(),
         ),
+        (
+            "tests/gpu/tiles_staged.art",
+            "box21 clamp differ 0\nbox21x9 mirror, rows not 16-byte aligned differ 0\n\
+             pipeline of two, constant, view differ 0\npipeline of three, repeat, 16 rows differ 0\n"
+                .to_string(),
+        ),
         ("tests/gpu/portable_saxpy.art", portable_saxpy_expected()),
     ]
 }
@@ -328,7 +335,11 @@ fn staging_changes_no_bit_in_the_interpreter() {
         "tests/gpu/staging.art",
     ]);
     let text = ok(&cuda, "staging.art --shm on");
-    assert_eq!(text.matches("__shared__ float").count(), 5, "{text}");
+    assert_eq!(
+        text.matches("__shared__ __align__(16) float").count(),
+        5,
+        "{text}"
+    );
     assert_eq!(text.matches("__syncthreads();").count(), 5, "{text}");
     let plain = durin(&[
         "build",
@@ -684,9 +695,14 @@ fn gpu_tiles_equal_the_cpu() {
 fn the_gpu_tiles_equal_the_cpu_in_the_interpreter() {
     // The interpreter checks every access: 16-byte accesses at multiples of 16 bytes only,
     // no read outside the images, no store of a pixel twice in a different order. The
-    // images are large enough for blocks inside the image (128 x 64 pixels each).
-    for p in ["tests/gpu/tiles.art", "tests/gpu/tiles_local.art"] {
-        let out = interp_cuda("off", &[p, "--", "264", "140"]);
+    // images are large enough for blocks inside the image (128 x 64 pixels each; the
+    // staged tiles' 128 x 32 with the reads of a radius-10 box around them).
+    for p in [
+        "tests/gpu/tiles.art",
+        "tests/gpu/tiles_local.art",
+        "tests/gpu/tiles_staged.art",
+    ] {
+        let out = interp_cuda("off", &[p, "--", "300", "140"]);
         let text = ok(&out, p);
         let want = gpu_program_outputs()
             .into_iter()
@@ -707,6 +723,13 @@ fn the_gpu_tiles_equal_the_cpu_in_the_interpreter() {
             cuda.contains("ldg_f32x4(") && cuda.contains("stg_f32x4("),
             "{p}: {cuda}"
         );
+        // The staged tiles go through shared memory.
+        if p.ends_with("staged.art") {
+            assert!(
+                cuda.contains("__shared__ __align__(16) float"),
+                "{p}: {cuda}"
+            );
+        }
     }
 }
 

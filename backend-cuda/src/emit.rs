@@ -691,7 +691,12 @@ impl<'m, 'a> Fun<'m, 'a> {
                     Some(n) if !n.is_empty() => format!("{}_{}", ident(n), d.index()),
                     _ => format!("shared_{}", d.index()),
                 };
-                let _ = writeln!(self.decls, "    __shared__ {ct} {v}[{}];", n.max(1));
+                // 16-byte aligned, for 16-byte accesses of its elements.
+                let _ = writeln!(
+                    self.decls,
+                    "    __shared__ __align__(16) {ct} {v}[{}];",
+                    n.max(1)
+                );
                 return Ok(Some(v));
             }
             Node::Load => {
