@@ -278,6 +278,74 @@ fn gpu_program_outputs() -> Vec<(&'static str, String)> {
     ]
 }
 
+/// The number before `what` in `line` (`... 53 registers ...`).
+fn number_before(line: &str, what: &str) -> u64 {
+    let head = &line[..line
+        .find(what)
+        .unwrap_or_else(|| panic!("no `{what}` in {line}"))];
+    head.trim_end().rsplit(' ').next().unwrap().parse().unwrap()
+}
+
+#[test]
+fn the_launch_report_gives_each_kernels_resources_from_its_cubin() {
+    let report = |p: &str, extra: &[&str]| {
+        let file = std::env::temp_dir().join(format!("durin-launch-{}.o", std::process::id()));
+        let mut args = vec!["build", "--report", "launch", "-o"];
+        args.push(file.to_str().unwrap());
+        args.extend_from_slice(extra);
+        args.push(p);
+        let out = durin(&args);
+        let _ = std::fs::remove_file(&file);
+        assert!(out.status.success(), "{p}: {out:?}");
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    // 64 threads reversing through a shared array of 64 floats.
+    let rb = report("tests/gpu/reverse_block.art", &[]);
+    let line = rb
+        .lines()
+        .find(|l| l.starts_with("launch: kernel `kernel_0`"))
+        .expect(&rb);
+    assert!(line.contains("blocks of 64x1x1: "), "{line}");
+    assert!(
+        line.contains(" 256 bytes of shared memory, 0 bytes of local memory per thread"),
+        "{line}"
+    );
+    let regs = number_before(line, "registers");
+    assert!((1..=255).contains(&regs), "{line}");
+    // The staged box filter's tile: 32 rows and the 10 above and below, 128 columns of
+    // floats; blocks of 128 threads. An H100's SM: 65536 registers given out 256 at a
+    // time per warp, 64 warps, 32 blocks, 228 KB of shared memory with 1 KB reserved per
+    // block.
+    let st = report("tests/gpu/tiles_staged.art", &[]);
+    let line = st
+        .lines()
+        .find(|l| l.starts_with("launch: kernel `kernel_0`"))
+        .expect(&st);
+    let tile = (32 + 2 * 10) * 128 * 4;
+    assert!(line.contains("blocks of 32x4x1: "), "{line}");
+    assert!(
+        line.contains(&format!(" {tile} bytes of shared memory")),
+        "{line}"
+    );
+    let regs = number_before(line, "registers");
+    let per_warp = (regs * 32).div_ceil(256) * 256;
+    let by_registers = 65536 / per_warp / 4;
+    let by_shared = (228 * 1024) / (tile + 1024);
+    let blocks = by_registers.min(by_shared).min(16).min(32);
+    assert!(
+        line.contains(&format!("; {blocks} blocks ({} warps, ", blocks * 4)),
+        "{line}: {by_registers} by registers, {by_shared} by shared memory"
+    );
+    // No kernels, no resources; an architecture without a model says so.
+    let cpu = report("tests/gpu/portable_saxpy.art", &["--target", "cpu"]);
+    assert!(cpu.contains("launch: no CUDA kernels"), "{cpu}");
+    let sm100 = report("tests/gpu/reverse_block.art", &["--gpu-arch", "sm_100"]);
+    assert!(
+        sm100.contains("per thread; no occupancy model for sm_100"),
+        "{sm100}"
+    );
+}
+
 /// Runs `p` in the interpreter with the CUDA target; it must stop with a run-time error
 /// that says `what`.
 fn interp_cuda_stops(p: &str, what: &str) {

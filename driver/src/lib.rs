@@ -122,6 +122,9 @@ pub enum Report {
     /// For each CUDA kernel, its buffers: read-only, written, or disqualified from
     /// shared-memory staging, and why.
     Shm,
+    /// For each CUDA kernel, its launch: block shape, registers, shared and local memory
+    /// (from NVRTC's cubin for `--gpu-arch`), and how many blocks an SM runs at once.
+    Launch,
 }
 
 /// Every choice a compilation makes, passed straight through.

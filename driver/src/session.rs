@@ -392,7 +392,7 @@ impl<'io> Session<'io> {
         })
         .with_target(target)
         .with_sources(&sources);
-        if o.report == Some(Report::Shm) {
+        if matches!(o.report, Some(Report::Shm | Report::Launch)) {
             cx = cx.with_kernel_report();
         }
         let out = &mut *self.out;
@@ -418,6 +418,9 @@ impl<'io> Session<'io> {
         if self.options.report == Some(Report::Shm) {
             self.report_shm(&kernel_buffers);
         }
+        if self.options.report == Some(Report::Launch) {
+            self.report_launch(&kernel_buffers, codegen.module.as_deref());
+        }
         if self.options.time_passes {
             self.say(format_args!("{:<12} {:>10} {:>10}", "pass", "ms", "defs"));
             let mut total = 0.0;
@@ -433,6 +436,66 @@ impl<'io> Session<'io> {
             main,
             device: codegen.module,
         })
+    }
+
+    /// `--report launch`: per kernel, its block shape, the resources of its code in NVRTC's
+    /// cubin for `--gpu-arch`, and the blocks an SM of that architecture runs at once.
+    fn report_launch(&mut self, kernels: &[durin_passes::KernelBuffers], source: Option<&str>) {
+        use durin_runtime::cuda::{cubin, nvrtc};
+        let Some(source) = source.filter(|_| !kernels.is_empty()) else {
+            self.say(format_args!("launch: no CUDA kernels"));
+            return;
+        };
+        let arch = self.options.gpu_arch.clone();
+        let found = nvrtc::check_arch(&arch).and_then(|cc| {
+            let (bin, _) = nvrtc::cached_cubin(source, &arch)?;
+            Ok((cc, cubin::resources(&bin)?))
+        });
+        let (cc, resources) = match found {
+            Ok(r) => r,
+            Err(e) => {
+                self.say(format_args!("launch: no resources for {arch}: {e}"));
+                (0, Vec::new())
+            }
+        };
+        for k in kernels {
+            let place = self.sources.place(k.loc);
+            let block = match k.block {
+                Some([x, y, z]) => format!("blocks of {x}x{y}x{z}"),
+                None => "blocks of a size known at run time".to_string(),
+            };
+            let Some(r) = resources.iter().find(|r| r.name == k.name) else {
+                self.say(format_args!(
+                    "launch: kernel `{}` ({place}), {block}",
+                    k.name
+                ));
+                continue;
+            };
+            let shared = match cubin::sm(cc) {
+                Some(sm) if r.reserved_included => r.shared.saturating_sub(sm.reserved),
+                _ => r.shared,
+            };
+            let mut line = format!(
+                "launch: kernel `{}` ({place}), {block}: {} registers, {shared} bytes of shared memory, {} bytes of local memory per thread",
+                k.name, r.registers, r.local
+            );
+            match (cubin::sm(cc), k.block) {
+                (Some(sm), Some([x, y, z])) => {
+                    let threads = x * y * z;
+                    let (n, limit) = cubin::occupancy(sm, threads, r);
+                    let warps = n * threads.div_ceil(32);
+                    line += &format!(
+                        "; {n} blocks ({warps} warps, {}% of {}) per SM of {arch}, limited by {}",
+                        100 * warps / sm.warps,
+                        sm.warps,
+                        limit.describe()
+                    );
+                }
+                (None, _) => line += &format!("; no occupancy model for {arch}"),
+                (_, None) => {}
+            }
+            self.say(format_args!("{line}"));
+        }
     }
 
     /// `--report shm`: per kernel, a line for each buffer: what the kernel does with it.

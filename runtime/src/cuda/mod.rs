@@ -9,6 +9,7 @@
 //! With `ANYDSL_PROFILE=full`, each launch is timed with CUDA events (and waited for), and
 //! [`anydsl_get_kernel_time`] reports the total.
 
+pub mod cubin;
 pub mod nvrtc;
 
 use cudarc::driver::sys;
