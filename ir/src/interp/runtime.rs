@@ -335,8 +335,16 @@ impl Interp<'_, '_> {
                 let (to, v) = if name == "ldg_f32x4" {
                     (pointer(name, args, 0)?, self.memory.load(&shape, &global)?)
                 } else {
-                    (global, args.get(1).cloned().unwrap_or(Value::Undef))
+                    (global.clone(), args.get(1).cloned().unwrap_or(Value::Undef))
                 };
+                // A store into shared memory (or a load from it) is an access of the block's
+                // threads like any other: checked for races.
+                if let Some(b) = self.block.as_mut() {
+                    if name == "ldg_f32x4" {
+                        b.access(&global, shape.size(), false)?;
+                    }
+                    b.access(&to, shape.size(), true)?;
+                }
                 self.memory.store(&shape, &to, &v)?;
                 Ok(Vec::new())
             }
