@@ -271,7 +271,9 @@ fn gpu_program_outputs() -> Vec<(&'static str, String)> {
         (
             "tests/gpu/tiles_staged.art",
             "box21 clamp differ 0\nbox21x9 mirror, rows not 16-byte aligned differ 0\n\
-             pipeline of two, constant, view differ 0\npipeline of three, repeat, 16 rows differ 0\n"
+             pipeline of two, constant, view differ 0\n\
+             pipeline of two, clamp, no 16-byte accesses differ 0\n\
+             pipeline of three, repeat, 16 rows differ 0\n"
                 .to_string(),
         ),
         ("tests/gpu/portable_saxpy.art", portable_saxpy_expected()),
@@ -305,6 +307,7 @@ fn the_launch_report_gives_each_kernels_resources_from_its_cubin() {
         .lines()
         .find(|l| l.starts_with("launch: kernel `kernel_0`"))
         .expect(&rb);
+    // A kernel that says nothing of its tile.
     assert!(line.contains("blocks of 64x1x1: "), "{line}");
     assert!(
         line.contains(" 256 bytes of shared memory, 0 bytes of local memory per thread"),
@@ -322,7 +325,11 @@ fn the_launch_report_gives_each_kernels_resources_from_its_cubin() {
         .find(|l| l.starts_with("launch: kernel `kernel_0`"))
         .expect(&st);
     let tile = (32 + 2 * 10) * 128 * 4;
-    assert!(line.contains("blocks of 32x4x1: "), "{line}");
+    // The block's tile and each thread's pixels, as the library's launch model chose them.
+    assert!(
+        line.contains("blocks of 32x4x1 of 128x32 pixels, 1x32 per thread: "),
+        "{line}"
+    );
     assert!(
         line.contains(&format!(" {tile} bytes of shared memory")),
         "{line}"
@@ -335,6 +342,13 @@ fn the_launch_report_gives_each_kernels_resources_from_its_cubin() {
     assert!(
         line.contains(&format!("; {blocks} blocks ({} warps, ", blocks * 4)),
         "{line}: {by_registers} by registers, {by_shared} by shared memory"
+    );
+    // The register tiles of a 5x5 separable filter: 4 pixels of 4 rows per thread, blocks
+    // of 32 x 4 threads.
+    let t = report("tests/gpu/tiles.art", &[]);
+    assert!(
+        t.contains("blocks of 32x4x1 of 128x16 pixels, 4x4 per thread: "),
+        "{t}"
     );
     // No kernels, no resources; an architecture without a model says so.
     let cpu = report("tests/gpu/portable_saxpy.art", &["--target", "cpu"]);

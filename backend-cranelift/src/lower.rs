@@ -1256,7 +1256,8 @@ impl<'m, 'a, 'f> FunctionLowering<'m, 'a, 'f> {
             ("durin_assume_aligned", _)
             | ("durin_store_fence", _)
             | ("durin_shm_stage", _)
-            | ("durin_shm_keep", _) => Vec::new(),
+            | ("durin_shm_keep", _)
+            | ("durin_launch_note", _) => Vec::new(),
             _ => {
                 return Err(internal(format!(
                     "`{name}` called with the wrong arguments"

@@ -165,6 +165,7 @@ __device__ __forceinline__ void durin_store_stream_f32(float* p, float v) { __st
 __device__ __forceinline__ void durin_store_fence() {}
 __device__ __forceinline__ void durin_shm_stage(const void*) {}
 __device__ __forceinline__ void durin_shm_keep(const void*) {}
+__device__ __forceinline__ void durin_launch_note(i32, i32, i32, i32) {}
 ";
 
 /// The prelude's 16-byte accesses (`cuda_ldg_f32x4`, `cuda_stg_f32x4`).

@@ -1389,7 +1389,7 @@ impl<'m, 'a, 'ctx> FunctionLowering<'m, 'a, 'ctx> {
                     .map_err(|e| internal(format!("a streaming store's marker: {e}")))?;
                 Ok(Vec::new())
             }
-            "durin_shm_stage" | "durin_shm_keep" => Ok(Vec::new()),
+            "durin_shm_stage" | "durin_shm_keep" | "durin_launch_note" => Ok(Vec::new()),
             "durin_store_fence" => {
                 if cfg!(target_arch = "x86_64") {
                     let sfence = self

@@ -464,9 +464,16 @@ impl<'io> Session<'io> {
                 Some([x, y, z]) => format!("blocks of {x}x{y}x{z}"),
                 None => "blocks of a size known at run time".to_string(),
             };
+            let tile = match k.tile {
+                Some(t) => format!(
+                    " of {}x{} pixels, {}x{} per thread",
+                    t.block[0], t.block[1], t.thread[0], t.thread[1]
+                ),
+                None => String::new(),
+            };
             let Some(r) = resources.iter().find(|r| r.name == k.name) else {
                 self.say(format_args!(
-                    "launch: kernel `{}` ({place}), {block}",
+                    "launch: kernel `{}` ({place}), {block}{tile}",
                     k.name
                 ));
                 continue;
@@ -476,7 +483,7 @@ impl<'io> Session<'io> {
                 _ => r.shared,
             };
             let mut line = format!(
-                "launch: kernel `{}` ({place}), {block}: {} registers, {shared} bytes of shared memory, {} bytes of local memory per thread",
+                "launch: kernel `{}` ({place}), {block}{tile}: {} registers, {shared} bytes of shared memory, {} bytes of local memory per thread",
                 k.name, r.registers, r.local
             );
             match (cubin::sm(cc), k.block) {

@@ -94,6 +94,14 @@ impl Buffer {
     }
 }
 
+/// What a kernel's code says it computes (`launch_note(lanes, rows, tile_w, tile_h)`):
+/// `lanes` x `rows` pixels per thread, `tile_w` x `tile_h` per block.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Tile {
+    pub thread: [u32; 2],
+    pub block: [u32; 2],
+}
+
 /// The buffers of one kernel.
 #[derive(Clone, Debug)]
 pub struct KernelBuffers {
@@ -105,6 +113,9 @@ pub struct KernelBuffers {
     pub loc: Option<Span>,
     /// The block shape of its launch, when constant.
     pub block: Option<[u32; 3]>,
+    /// The pixels its threads and blocks compute, where its code says so
+    /// (`launch_note`, with constants).
+    pub tile: Option<Tile>,
     /// Its buffers, by root.
     pub buffers: Vec<Buffer>,
     /// The parameters that hold CUDA indices.
@@ -352,6 +363,7 @@ pub(crate) fn trace(
     let roots_of = |d: Def| t.roots.get(&d).cloned().unwrap_or_default();
     let mut load_defs: FxHashMap<Root, Vec<Def>> = FxHashMap::default();
     let mut hints: Vec<(Root, bool)> = Vec::new();
+    let mut tile = None;
     let mark = |buffers: &mut FxHashMap<Root, Buffer>, r: &Root, a: Access, at: Option<Span>| {
         let b = (buffers.entry(r.clone())).or_insert_with(|| Buffer::unused(r.clone()));
         // Disqualified beats written beats read-only.
@@ -403,6 +415,18 @@ pub(crate) fn trace(
             continue;
         }
         let name = w.name(callee).unwrap_or("?");
+        if import && name == "durin_launch_note" {
+            // mem, then four constants (after partial evaluation), then the return point.
+            let lits: Option<Vec<u32>> = (args.iter().skip(1).take(4))
+                .map(|&a| w.lit_bits(a).map(|v| v as u32))
+                .collect();
+            if let Some([lanes, rows, tw, th]) = lits.as_deref() {
+                tile = Some(Tile {
+                    thread: [*lanes, *rows],
+                    block: [*tw, *th],
+                });
+            }
+        }
         for (i, &a) in args.iter().enumerate() {
             let roots = roots_of(a);
             if roots.is_empty() {
@@ -509,6 +533,7 @@ pub(crate) fn trace(
         name: w.name(k.def).unwrap_or("kernel").to_string(),
         loc: w.loc(k.def),
         block: k.block,
+        tile,
         buffers,
         index_params,
         conts: t.conts,

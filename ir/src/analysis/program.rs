@@ -398,7 +398,8 @@ pub fn effect_pointee(w: &World, ty: Type) -> Option<Type> {
 /// The prelude's memory hints (`stdlib/core.art`): imports every back end and the
 /// interpreter implement themselves, as instructions, not as calls of a runtime function.
 /// The staging hints (`durin_shm_stage`, `durin_shm_keep`) are for the `stage` pass and do
-/// nothing where they are left.
+/// nothing where they are left; `durin_launch_note` is for `--report launch` and does
+/// nothing.
 pub const MEMORY_HINTS: &[&str] = &[
     "durin_aligned",
     "durin_assume_aligned",
@@ -406,6 +407,7 @@ pub const MEMORY_HINTS: &[&str] = &[
     "durin_store_fence",
     "durin_shm_stage",
     "durin_shm_keep",
+    "durin_launch_note",
 ];
 
 /// Whether an `alloc` of result type `ty` reserves GPU shared memory (address space

@@ -41,7 +41,7 @@ impl Interp<'_, '_> {
                 self.out.extend_from_slice(&bytes);
             }
             "print_flush" | "durin_vectorize_hint" | "durin_store_fence" | "durin_shm_stage"
-            | "durin_shm_keep" | "synchronize" => {}
+            | "durin_shm_keep" | "durin_launch_note" | "synchronize" => {}
             // Allocations start at a multiple of 64 bytes, as the native runtime's do.
             "durin_aligned" | "durin_assume_aligned" => {
                 let (p, n) = (ptr(0)?, bits(1)?);
