@@ -478,7 +478,8 @@ impl<'io> Session<'io> {
                 ));
                 continue;
             };
-            let shared = match cubin::sm(cc) {
+            let sm = cubin::sm(cc);
+            let shared = match sm {
                 Some(sm) if r.reserved_included => r.shared.saturating_sub(sm.reserved),
                 _ => r.shared,
             };
@@ -486,7 +487,7 @@ impl<'io> Session<'io> {
                 "launch: kernel `{}` ({place}), {block}{tile}: {} registers, {shared} bytes of shared memory, {} bytes of local memory per thread",
                 k.name, r.registers, r.local
             );
-            match (cubin::sm(cc), k.block) {
+            match (sm, k.block) {
                 (Some(sm), Some([x, y, z])) => {
                     let threads = x * y * z;
                     let (n, limit) = cubin::occupancy(sm, threads, r);

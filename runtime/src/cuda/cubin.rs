@@ -62,7 +62,7 @@ fn str_at(table: &[u8], at: usize) -> Result<&str, String> {
 }
 
 fn sections(b: &[u8]) -> Result<Vec<Section<'_>>, String> {
-    if bytes(b, 0, 4)? != b"\x7fELF" || b[4] != 2 || b[5] != 1 {
+    if bytes(b, 0, 6)? != b"\x7fELF\x02\x01" {
         return Err("not a cubin (a 64-bit little-endian ELF file)".into());
     }
     let (shoff, entsize) = (usize_at(b, 0x28)?, u16_at(b, 0x3a)? as usize);
@@ -282,6 +282,7 @@ mod tests {
     #[test]
     fn what_is_not_a_cubin_is_an_error() {
         assert!(resources(b"").is_err());
+        assert!(resources(b"\x7fELF").is_err());
         assert!(resources(b"\x7fELF\x02\x01").is_err());
         let mut elf = vec![0u8; 64];
         elf[..6].copy_from_slice(b"\x7fELF\x02\x01");
