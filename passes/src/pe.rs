@@ -161,20 +161,24 @@ impl Pe<'_> {
     /// code that calls them first. That order matters beyond speed: the body of
     /// `|lower, upper| { fn @loop(i) ...; loop(lower) }` on its own unrolls forever, as
     /// `loop(lower + 1)` still satisfies its filter; only the closures that stay
-    /// first-class get their bodies evaluated as they are.
+    /// first-class get their bodies evaluated as they are. The second walk starts from
+    /// those functions and follows control flow too, never from a block on its own: a
+    /// block is reached from where control enters it, so the arm of a branch whose
+    /// condition is about to fold is not specialized first (`fn @(?lvl) tile` recursing in
+    /// the arm that a constant `lvl` rules out would otherwise specialize forever).
     fn round(&mut self) -> Result<bool, Diagnostic> {
         self.refresh();
         let mut done = DefSet::default();
         let roots: Vec<Def> = self.w.externals().collect();
-        if self.walk(roots, &mut done, true)? {
+        if self.walk(roots, &mut done)? {
             return Ok(true);
         }
         // Nothing changed: the tables of `refresh` still hold.
         let rest: Vec<Def> = (self.live.conts().iter())
             .copied()
-            .filter(|k| !done.contains(k))
+            .filter(|&k| !done.contains(&k) && is_function(self.w, k))
             .collect();
-        self.walk(rest, &mut done, false)
+        self.walk(rest, &mut done)
     }
 
     /// Recomputes what the program reaches, its scopes and its top-level functions.
@@ -189,14 +193,9 @@ impl Pe<'_> {
         };
     }
 
-    /// Visits `roots` and what they reach (along control flow only, or along every
-    /// reference), skipping what is `done`; whether anything changed.
-    fn walk(
-        &mut self,
-        roots: Vec<Def>,
-        done: &mut DefSet,
-        control_only: bool,
-    ) -> Result<bool, Diagnostic> {
+    /// Visits `roots` and what they reach along control flow, skipping what is `done`;
+    /// whether anything changed.
+    fn walk(&mut self, roots: Vec<Def>, done: &mut DefSet) -> Result<bool, Diagnostic> {
         let mut changed = false;
         let mut stack = roots;
         stack.reverse();
@@ -205,11 +204,7 @@ impl Pe<'_> {
                 continue;
             }
             changed |= self.jump(k)?;
-            let next = if control_only {
-                self.control_successors(k)
-            } else {
-                self.index.cache().direct_uses(self.w, k).0
-            };
+            let next = self.control_successors(k);
             stack.extend(next.into_iter().rev());
         }
         Ok(changed)
