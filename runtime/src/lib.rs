@@ -11,6 +11,7 @@
 //! - [`time`]: microsecond and nanosecond clocks;
 //! - [`random`]: a seeded pseudo-random generator;
 //! - [`parallel`]: the CPU's parallel loop;
+//! - [`thread`]: threads started by `spawn` and joined by `sync`;
 //! - [`blocks`]: kernels on the CPU, with blocks, barriers and shared memory;
 //! - [`cuda`]: the CUDA platform (devices, memory, NVRTC, the kernel cache, launches);
 //! - [`device`]: CUDA's device functions (atomics ...) for kernels run on the CPU;
@@ -29,6 +30,7 @@ pub mod memory;
 pub mod parallel;
 pub mod print;
 pub mod random;
+pub mod thread;
 pub mod time;
 
 /// Every function of the runtime with its C name and address, for a JIT to resolve
@@ -41,6 +43,7 @@ pub fn symbols() -> Vec<(&'static str, usize)> {
     s.extend_from_slice(&time::SYMBOLS());
     s.extend_from_slice(&random::SYMBOLS());
     s.extend_from_slice(&parallel::SYMBOLS());
+    s.extend_from_slice(&thread::SYMBOLS());
     s.extend_from_slice(&blocks::SYMBOLS());
     s.extend_from_slice(&device::SYMBOLS());
     s.extend_from_slice(&error::SYMBOLS());

@@ -16,6 +16,7 @@
 
 mod code;
 mod memory;
+mod printf;
 mod runtime;
 
 pub use memory::Pointer;
@@ -247,6 +248,9 @@ struct Interp<'w, 'o> {
     rng: u64,
     /// The devices' timers (`durin_timer_start`): device number and start.
     timers: Vec<(u32, std::time::Instant)>,
+    /// Threads `spawn` started (numbered from 1), and those not synced yet.
+    threads_spawned: i32,
+    threads_running: std::collections::BTreeSet<i32>,
     /// What the program printed.
     out: &'o mut Vec<u8>,
     /// The block of a CPU kernel being run (`durin_cpu_launch`), if any.
@@ -364,6 +368,8 @@ impl<'w, 'o> Interp<'w, 'o> {
             frames_before: FRAMES.with(|c| c.get()),
             rng: 0x853c_49e6_748f_ea9b,
             timers: Vec::new(),
+            threads_spawned: 0,
+            threads_running: Default::default(),
             block: None,
             suspended: None,
             cuda: None,

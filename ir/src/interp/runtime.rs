@@ -69,6 +69,25 @@ impl Interp<'_, '_> {
                         .map_err(|(_, m)| format!("in the body of a parallel loop: {m}"))?;
                 }
             }
+            "durin_spawn_thread" => {
+                // The thread runs to its end here, before `spawn` returns.
+                let body = args.first().cloned().unwrap_or(Value::Undef);
+                let (target, call) = self.body_call(&body, &[], "spawn")?;
+                self.run_from(Target::Value(target), call, at)
+                    .map_err(|(_, m)| format!("in a spawned thread: {m}"))?;
+                self.threads_spawned += 1;
+                let id = self.threads_spawned;
+                self.threads_running.insert(id);
+                return Ok(vec![Value::Bits(id as u32 as u64)]);
+            }
+            "sync_thread" => {
+                let id = bits(0)? as u32 as i32;
+                if !self.threads_running.remove(&id) {
+                    return Err(format!(
+                        "`sync({id})`: no running thread has that number (each number that `spawn` returns is synced once)"
+                    ));
+                }
+            }
             "durin_cpu_launch" => {
                 // A CPU kernel: blocks one after another; in each, the threads in order, a
                 // thread that reaches the barrier waiting until every thread of the block
@@ -283,6 +302,7 @@ impl Interp<'_, '_> {
                 | "min"
                 | "max"
                 | "rsqrtf"
+                | "vprintf"
         );
         if !device {
             return None;
@@ -313,6 +333,12 @@ impl Interp<'_, '_> {
         });
         match name {
             "__threadfence" => Ok(Vec::new()),
+            "vprintf" => {
+                let fmt = self.memory.c_string(&pointer(name, args, 0)?)?;
+                let (text, n) = super::printf::vprintf(&self.memory, &fmt, &pointer(name, args, 1)?)?;
+                self.out.extend_from_slice(&text);
+                Ok(vec![Value::Bits(n as u32 as u64)])
+            }
             "min" | "max" => {
                 let (a, b) = (bits(0)? as u32 as i32, bits(1)? as u32 as i32);
                 let r = if name == "min" { a.min(b) } else { a.max(b) };
