@@ -85,6 +85,7 @@ const PROGRAMS: &[&str] = &[
     "tests/gpu/pipeline.art",
     "tests/gpu/shared_sizes.art",
     "tests/gpu/anydsl_names.art",
+    "tests/gpu/printf_half.art",
     "tests/gpu/tiles.art",
     "tests/gpu/tiles_local.art",
     "tests/gpu/tiles_staged.art",
@@ -219,7 +220,7 @@ fn a_program_without_kernels_has_no_cuda_code() {
 #[test]
 fn the_interpreter_runs_cuda_kernels() {
     // The programs that run in seconds there.
-    for (p, want) in gpu_program_outputs().into_iter().take(7) {
+    for (p, want) in gpu_program_outputs().into_iter().take(8) {
         assert_eq!(ok(&interp_cuda("off", &[p]), p), want, "{p}");
     }
 }
@@ -230,6 +231,12 @@ fn gpu_program_outputs() -> Vec<(&'static str, String)> {
         .map(|i| i.wrapping_mul(7919) % 1001 - 500)
         .fold(0i32, i32::wrapping_add);
     vec![
+        // C's printf of these values; half arithmetic equal to the host's.
+        (
+            "tests/gpu/printf_half.art",
+            "int -42,  2.500|7   |1234567890123 ff z str %\n1.000000e-04 1e+20 [   ab]\ndiffer 0\n"
+                .to_string(),
+        ),
         ("tests/gpu/vector_add.art", "1048576\n".to_string()),
         ("tests/gpu/streaming_store.art", "1048576\n".to_string()),
         ("tests/gpu/reverse_block.art", "1024\n".to_string()),
@@ -760,6 +767,14 @@ fn the_gpu_programs_run_on_the_cpu_cores_with_a_gpus_blocks() {
     for (p, want) in gpu_program_outputs() {
         assert_eq!(run_on_cpu_blocks(&[p]), want, "{p}");
     }
+}
+
+#[test]
+#[ignore = "runs kernels on an NVIDIA GPU"]
+fn gpu_printf_and_half_precision_equal_the_cpu() {
+    require_gpu();
+    let (p, want) = gpu_program_outputs().remove(0);
+    assert_eq!(run_on_gpu(p), want, "{p}");
 }
 
 #[test]

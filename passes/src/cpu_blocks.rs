@@ -307,6 +307,7 @@ fn map_device_call(
         "__syncthreads" => same_as(w, imports, "durin_cpu_barrier"),
         "__threadfence" => same_as(w, imports, "durin_cpu_fence"),
         "rsqrtf" => same_as(w, imports, "durin_cpu_rsqrtf"),
+        "vprintf" => same_as(w, imports, "durin_cpu_vprintf"),
         "stg_f32x4" if args.len() == 4 => {
             let m = w.store(mem, args[1], args[2]);
             w.set_body(c, ret, &[m]);
