@@ -1209,9 +1209,7 @@ impl<'a> Checker<'a> {
             BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Rem => int || float,
             BinOp::And | BinOp::Or | BinOp::Xor => int || b,
             BinOp::Shl | BinOp::Shr => int,
-            BinOp::Eq | BinOp::Ne => {
-                int || float || b || matches!(self.tys.kind(t), TyKind::Ptr { .. })
-            }
+            BinOp::Eq | BinOp::Ne => int || float || b,
             BinOp::Lt | BinOp::Gt | BinOp::Le | BinOp::Ge => int || float,
             _ => false,
         }
@@ -1219,10 +1217,16 @@ impl<'a> Checker<'a> {
 
     fn bad_operands(&mut self, op: BinOp, t: Ty, span: Span) {
         let s = self.ty_str(t);
-        self.err(
+        let d = self.error(
             span,
             format!("cannot apply `{}` to operands of type `{s}`", op.symbol()),
         );
+        let d = if matches!(self.tys.kind(t), TyKind::Ptr { .. }) {
+            d.with_note("durin does not compare pointers yet: compare the indices they were made from")
+        } else {
+            d
+        };
+        self.emit(d);
     }
 
     fn cast(&mut self, h: Expr, to: Ty, span: Span) -> Expr {
