@@ -109,16 +109,7 @@ pub(super) fn vprintf(
             b'd' | b'i' => {
                 let v = bits(next(if long { 8 } else { 4 })?)?;
                 let v = if long { v as i64 } else { v as u32 as i32 as i64 };
-                let sign = if v < 0 {
-                    "-"
-                } else if s.plus {
-                    "+"
-                } else if s.space {
-                    " "
-                } else {
-                    ""
-                };
-                (sign.to_string(), digits(v.unsigned_abs().to_string(), s.precision))
+                (sign(v < 0, &s), digits(v.unsigned_abs().to_string(), s.precision))
             }
             b'u' | b'x' | b'X' | b'o' => {
                 let v = bits(next(if long { 8 } else { 4 })?)?;
@@ -141,15 +132,6 @@ pub(super) fn vprintf(
             b'f' | b'F' | b'e' | b'E' | b'g' | b'G' => {
                 let x = f64::from_bits(bits(next(8)?)?);
                 let p = s.precision.unwrap_or(6);
-                let sign = if x.is_sign_negative() && !x.is_nan() {
-                    "-"
-                } else if s.plus {
-                    "+"
-                } else if s.space {
-                    " "
-                } else {
-                    ""
-                };
                 let a = x.abs();
                 let text = if !a.is_finite() {
                     if a.is_nan() { "nan" } else { "inf" }.to_string()
@@ -161,7 +143,7 @@ pub(super) fn vprintf(
                     }
                 };
                 let text = if conv.is_ascii_uppercase() { text.to_uppercase() } else { text };
-                (sign.to_string(), text)
+                (sign(x.is_sign_negative() && !x.is_nan(), &s), text)
             }
             b's' => {
                 let text = match next(0)? {
@@ -186,6 +168,20 @@ pub(super) fn vprintf(
         pad(&mut out, &s, body);
     }
     Ok((out, count))
+}
+
+/// The sign a number prints with: `-`, or what the `+` and space flags ask for.
+fn sign(negative: bool, s: &Spec) -> String {
+    let t = if negative {
+        "-"
+    } else if s.plus {
+        "+"
+    } else if s.space {
+        " "
+    } else {
+        ""
+    };
+    t.to_string()
 }
 
 /// At least `precision` digits (zeros in front).
