@@ -1058,7 +1058,10 @@ impl<'m, 'a> Fun<'m, 'a> {
                 name.to_string()
             } else if name == "vprintf" && cargs.len() == 2 {
                 // CUDA's device printf takes `char` pointers; the language's are bytes.
-                format!("vprintf((const char*){}, (const char*){})", cargs[0], cargs[1])
+                format!(
+                    "vprintf((const char*){}, (const char*){})",
+                    cargs[0], cargs[1]
+                )
             } else {
                 format!("{name}({})", cargs.join(", "))
             }

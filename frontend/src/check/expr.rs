@@ -1222,7 +1222,9 @@ impl<'a> Checker<'a> {
             format!("cannot apply `{}` to operands of type `{s}`", op.symbol()),
         );
         let d = if matches!(self.tys.kind(t), TyKind::Ptr { .. }) {
-            d.with_note("durin does not compare pointers yet: compare the indices they were made from")
+            d.with_note(
+                "durin does not compare pointers yet: compare the indices they were made from",
+            )
         } else {
             d
         };

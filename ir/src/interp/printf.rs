@@ -44,7 +44,9 @@ pub(super) fn vprintf(
     };
     let bits = |v: Value| match v {
         Value::Bits(b) => Ok(b),
-        other => Err(format!("`vprintf` read {other:?} where it expected a number")),
+        other => Err(format!(
+            "`vprintf` read {other:?} where it expected a number"
+        )),
     };
     let mut i = 0;
     while i < fmt.len() {
@@ -84,7 +86,9 @@ pub(super) fn vprintf(
             while fmt.get(*i).is_some_and(u8::is_ascii_digit) {
                 *i += 1;
             }
-            Ok(std::str::from_utf8(&fmt[start..*i]).ok().and_then(|t| t.parse().ok()))
+            Ok(std::str::from_utf8(&fmt[start..*i])
+                .ok()
+                .and_then(|t| t.parse().ok()))
         };
         s.width = number(&mut i)?.unwrap_or(0);
         if fmt.get(i) == Some(&b'.') {
@@ -108,8 +112,15 @@ pub(super) fn vprintf(
             }
             b'd' | b'i' => {
                 let v = bits(next(if long { 8 } else { 4 })?)?;
-                let v = if long { v as i64 } else { v as u32 as i32 as i64 };
-                (sign(v < 0, &s), digits(v.unsigned_abs().to_string(), s.precision))
+                let v = if long {
+                    v as i64
+                } else {
+                    v as u32 as i32 as i64
+                };
+                (
+                    sign(v < 0, &s),
+                    digits(v.unsigned_abs().to_string(), s.precision),
+                )
             }
             b'u' | b'x' | b'X' | b'o' => {
                 let v = bits(next(if long { 8 } else { 4 })?)?;
@@ -142,7 +153,11 @@ pub(super) fn vprintf(
                         _ => format_general(a, if p == 0 { 1 } else { p }),
                     }
                 };
-                let text = if conv.is_ascii_uppercase() { text.to_uppercase() } else { text };
+                let text = if conv.is_ascii_uppercase() {
+                    text.to_uppercase()
+                } else {
+                    text
+                };
                 (sign(x.is_sign_negative() && !x.is_nan(), &s), text)
             }
             b's' => {
@@ -207,10 +222,8 @@ fn pad(out: &mut Vec<u8>, s: &Spec, (sign, body): (String, String)) {
     let fill = s.width.saturating_sub(len);
     let numeric = !matches!(s.conv, b's' | b'c');
     // C ignores `0` with `-`, and with a precision for integers.
-    let zeros = s.zero
-        && !s.left
-        && numeric
-        && !(s.precision.is_some() && b"diuxXo".contains(&s.conv));
+    let zeros =
+        s.zero && !s.left && numeric && !(s.precision.is_some() && b"diuxXo".contains(&s.conv));
     if s.left {
         out.extend_from_slice(sign.as_bytes());
         out.extend_from_slice(body.as_bytes());

@@ -335,7 +335,8 @@ impl Interp<'_, '_> {
             "__threadfence" => Ok(Vec::new()),
             "vprintf" => {
                 let fmt = self.memory.c_string(&pointer(name, args, 0)?)?;
-                let (text, n) = super::printf::vprintf(&self.memory, &fmt, &pointer(name, args, 1)?)?;
+                let (text, n) =
+                    super::printf::vprintf(&self.memory, &fmt, &pointer(name, args, 1)?)?;
                 self.out.extend_from_slice(&text);
                 Ok(vec![Value::Bits(n as u32 as u64)])
             }
