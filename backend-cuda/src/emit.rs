@@ -164,10 +164,8 @@ typedef unsigned long long u64;
 const HALF: &str = "\
 struct __half { u16 x; };
 __device__ __forceinline__ __half __ushort_as_half(u16 b) { __half h; h.x = b; return h; }
-__device__ __forceinline__ u16 __half_as_ushort(__half h) { return h.x; }
 __device__ __forceinline__ float __half2float(__half h) { float f; asm(\"cvt.f32.f16 %0, %1;\" : \"=f\"(f) : \"h\"(h.x)); return f; }
 __device__ __forceinline__ __half __float2half_rn(float f) { __half h; asm(\"cvt.rn.f16.f32 %0, %1;\" : \"=h\"(h.x) : \"f\"(f)); return h; }
-__device__ __forceinline__ __half __float2half(float f) { return __float2half_rn(f); }
 __device__ __forceinline__ __half __double2half(double d) { __half h; asm(\"cvt.rn.f16.f64 %0, %1;\" : \"=h\"(h.x) : \"d\"(d)); return h; }
 __device__ __forceinline__ __half operator-(__half a) { return __ushort_as_half((u16)(a.x ^ 0x8000)); }
 #define DURIN_HALF_ARITH(op) __device__ __forceinline__ __half operator op(__half a, __half b) { return __float2half_rn(__half2float(a) op __half2float(b)); }
@@ -861,7 +859,7 @@ impl<'m, 'a> Fun<'m, 'a> {
             Prim::Float { bits } => {
                 return Ok(match (op, bits) {
                     (ArithOp::Rem, 16) => {
-                        format!("__float2half(fmodf(__half2float({x}), __half2float({y})))")
+                        format!("__float2half_rn(fmodf(__half2float({x}), __half2float({y})))")
                     }
                     (ArithOp::Rem, 32) => format!("fmodf({x}, {y})"),
                     (ArithOp::Rem, _) => format!("fmod({x}, {y})"),

@@ -119,7 +119,7 @@ fn conversions(fmt: &[u8]) -> Option<Vec<(Vec<u8>, Vec<Arg>)>> {
             i += 1;
         }
         let arg = match *fmt.get(i)? {
-            b'd' | b'i' | b'u' | b'x' | b'X' | b'o' | b'c' if long => Arg::Long,
+            b'd' | b'i' | b'u' | b'x' | b'X' | b'o' if long => Arg::Long,
             b'd' | b'i' | b'u' | b'x' | b'X' | b'o' | b'c' => Arg::Int,
             b'f' | b'F' | b'e' | b'E' | b'g' | b'G' | b'a' | b'A' => Arg::Double,
             b's' | b'p' => Arg::Pointer,
@@ -223,3 +223,37 @@ crate::symbol_table!(
     anydsl_print_string,
     anydsl_print_flush,
 );
+
+#[cfg(test)]
+mod tests {
+    use super::{conversions, Arg};
+
+    #[test]
+    fn device_formats_split_into_cs_own_conversions() {
+        let parts = conversions(b"a %-*.*ld %lc %hd %% %s%e").expect("valid");
+        let own: Vec<(String, Vec<Arg>)> = (parts.into_iter())
+            .map(|(t, r)| (String::from_utf8(t).unwrap(), r))
+            .collect();
+        let want = [
+            ("a ", vec![]),
+            ("%-*.*lld", vec![Arg::Int, Arg::Int, Arg::Long]),
+            (" ", vec![]),
+            ("%c", vec![Arg::Int]),
+            (" ", vec![]),
+            ("%d", vec![Arg::Int]),
+            (" ", vec![]),
+            ("%%", vec![]),
+            (" ", vec![]),
+            ("%s", vec![Arg::Pointer]),
+            ("%e", vec![Arg::Double]),
+        ];
+        let want: Vec<(String, Vec<Arg>)> =
+            want.into_iter().map(|(t, r)| (t.to_string(), r)).collect();
+        assert_eq!(own, want);
+        assert!(conversions(b"%k").is_none(), "no such conversion");
+        assert!(
+            conversions(b"%").is_none(),
+            "a format ending inside a conversion"
+        );
+    }
+}

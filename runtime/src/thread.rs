@@ -42,6 +42,8 @@ pub extern "C" fn durin_spawn_thread(code: Code, env: *mut u8) -> i32 {
     let handle = std::thread::Builder::new()
         .name("durin-spawn".into())
         .spawn(move || {
+            // The whole `Env` moves in (a closure would capture only its field, which is
+            // not `Send`).
             let env = env;
             code(env.0)
         });

@@ -1221,7 +1221,11 @@ impl<'a> Checker<'a> {
             span,
             format!("cannot apply `{}` to operands of type `{s}`", op.symbol()),
         );
-        let d = if matches!(self.tys.kind(t), TyKind::Ptr { .. }) {
+        let compares = matches!(
+            op,
+            BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Gt | BinOp::Le | BinOp::Ge
+        );
+        let d = if compares && matches!(self.tys.kind(t), TyKind::Ptr { .. }) {
             d.with_note(
                 "durin does not compare pointers yet: compare the indices they were made from",
             )
