@@ -78,6 +78,8 @@ const PROGRAMS: &[&str] = &[
     "tests/gpu/stencil5x5.art",
     "tests/gpu/math.art",
     "tests/gpu/reverse_block.art",
+    "tests/gpu/host_branch.art",
+    "tests/gpu/match_kernels.art",
     "tests/gpu/portable_saxpy.art",
     "tests/gpu/conversions.art",
     "tests/gpu/aliased_pointers.art",
@@ -220,7 +222,7 @@ fn a_program_without_kernels_has_no_cuda_code() {
 #[test]
 fn the_interpreter_runs_cuda_kernels() {
     // The programs that run in seconds there.
-    for (p, want) in gpu_program_outputs().into_iter().take(8) {
+    for (p, want) in gpu_program_outputs().into_iter().take(10) {
         assert_eq!(ok(&interp_cuda("off", &[p]), p), want, "{p}");
     }
 }
@@ -240,6 +242,10 @@ fn gpu_program_outputs() -> Vec<(&'static str, String)> {
         ("tests/gpu/vector_add.art", "1048576\n".to_string()),
         ("tests/gpu/streaming_store.art", "1048576\n".to_string()),
         ("tests/gpu/reverse_block.art", "1024\n".to_string()),
+        // Every element takes the arm `n >= 1000` (n = 1024): tripled.
+        ("tests/gpu/host_branch.art", "1024\n".to_string()),
+        // Both kernels' results equal the host's, element by element.
+        ("tests/gpu/match_kernels.art", "2048\n".to_string()),
         ("tests/gpu/aliased_pointers.art", "1024\n".to_string()),
         (
             "tests/gpu/reduce_atomic.art",

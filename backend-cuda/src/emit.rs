@@ -929,6 +929,11 @@ impl<'m, 'a> Fun<'m, 'a> {
         if self.is_block(callee) || self.is_return(callee) {
             return self.transfer(callee, &vals, "");
         }
+        if w.node(callee) == Node::Bottom {
+            // Code the program never reaches (a `match`'s end past exhaustive arms).
+            self.stmt("__builtin_unreachable();");
+            return Ok(());
+        }
         self.call(callee, args, &vals)
     }
 

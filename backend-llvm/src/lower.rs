@@ -1275,6 +1275,11 @@ impl<'m, 'a, 'ctx> FunctionLowering<'m, 'a, 'ctx> {
             }
             return Ok(());
         }
+        if w.node(callee) == Node::Bottom {
+            // Code the program never reaches (a `match`'s end past exhaustive arms).
+            self.builder.build_unreachable().map_err(llvm)?;
+            return Ok(());
+        }
         self.call(callee, args, vals)
     }
 

@@ -48,8 +48,9 @@ fn outline(w: &mut World, l: &Launch) -> Result<bool, Diagnostic> {
             "the body of this kernel launch is not known at compile time (the kernel must be a function the compiler can see, such as a lambda)",
         ));
     }
-    let scope = reached_scope(w, l.kernel);
+    let mut scope = reached_scope(w, l.kernel);
     let mut cache = UseCache::default();
+    add_closed_blocks(w, &mut scope, &mut cache);
     check_host_control(w, &scope, &mut cache, loc)?;
     let captured = free_values(w, &scope, &mut cache);
     if captured.is_empty() && l.captured.is_empty() {
@@ -129,7 +130,11 @@ fn free_values(w: &World, scope: &DefSet, cache: &mut UseCache) -> Vec<Def> {
             // takes the pointer once, however many elements it addresses (a mask read at
             // constant indices is one buffer to the kernel, not a pointer per element).
             let address = w.node(d) == Node::Lea;
-            if params.clone().any(inside) || (address && params.clone().next().is_some()) {
+            // A choice between continuations (`select(c, then, else)` on a host condition)
+            // stays in the kernel: it takes the condition.
+            let split =
+                address || (contains_cont(w, w.type_of(d)) && !matches!(w.node(d), Node::Param(_)));
+            if params.clone().any(inside) || (split && params.clone().next().is_some()) {
                 if !matches!(w.node(d), Node::Param(_)) {
                     stack.extend(w.ops(d).iter().rev().copied());
                 }
@@ -139,6 +144,43 @@ fn free_values(w: &World, scope: &DefSet, cache: &mut UseCache) -> Vec<Def> {
         }
     }
     out
+}
+
+/// Adds to `scope` the blocks outside it that it jumps to and that use no value of any
+/// scope (transitively): such as the unreachable arm of a `match`, which partial evaluation
+/// leaves shared between the host code and the kernels specialized from it. The kernel gets
+/// its own copy.
+fn add_closed_blocks(w: &World, scope: &mut DefSet, cache: &mut UseCache) {
+    let mut outside = DefSet::default();
+    let mut i = 0;
+    let mut conts: Vec<Def> = scope.iter().copied().collect();
+    while i < conts.len() {
+        let (used, params) = cache.direct_uses(w, conts[i]);
+        let k = conts[i];
+        i += 1;
+        // The walk goes on only through blocks that use no other continuation's parameters.
+        if !scope.contains(&k) && params.iter().any(|&p| w.ops(p)[0] != k) {
+            continue;
+        }
+        for c in used {
+            if !scope.contains(&c) && !is_function_type(w, w.type_of(c)) && outside.insert(c) {
+                conts.push(c);
+            }
+        }
+    }
+    if outside.is_empty() {
+        return;
+    }
+    // Closed: what they reach uses no parameter of a continuation they do not reach.
+    let mut reached = outside.clone();
+    let mut j = 0;
+    while j < reached.len() {
+        let (used, _) = cache.direct_uses(w, reached[j]);
+        reached.extend(used);
+        j += 1;
+    }
+    let closed = closed_conts(w, &reached);
+    scope.extend(outside.into_iter().filter(|c| closed[c]));
 }
 
 /// Rejects a kernel that jumps to, passes or selects a continuation of the host other than a
