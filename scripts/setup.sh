@@ -4,7 +4,8 @@
 # missing).
 #
 #   - a Rust toolchain (cargo), through rustup if there is none;
-#   - LLVM 19 development files (llvm-19-dev, libpolly-19-dev, libzstd-dev) from apt;
+#   - LLVM 19 development files (llvm-19-dev, libpolly-19-dev, libzstd-dev) and g++ (for
+#     the tests of C++ programs linked with durin's code) from apt;
 #   - NVRTC 13.0 (pip package nvidia-cuda-nvrtc) into .deps/python, not the system Python.
 set -euo pipefail
 
@@ -37,7 +38,7 @@ fi
 
 # LLVM 19 and friends.
 missing=()
-for pkg in llvm-19-dev libpolly-19-dev libzstd-dev; do
+for pkg in llvm-19-dev libpolly-19-dev libzstd-dev g++; do
     dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
 done
 if [ ${#missing[@]} -gt 0 ]; then

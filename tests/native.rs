@@ -91,6 +91,66 @@ fn a_c_program_calls_exported_functions_through_the_generated_header() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// The C++ compiler (`$CXX`, else `c++`; `scripts/setup.sh` installs g++).
+fn cxx() -> String {
+    let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".into());
+    let found = Command::new(&cxx)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    assert!(
+        found,
+        "no C++ compiler `{cxx}`: install g++ (scripts/setup.sh does) or set CXX"
+    );
+    cxx
+}
+
+#[test]
+fn a_cpp_main_written_for_anydsls_runtime_links_unchanged() {
+    let cxx = cxx();
+    let dir = tempdir("anydsl-cpp");
+    let (obj, exe) = (dir.join("box3.o"), dir.join("box3"));
+    ok(
+        &durin(&["build", "tests/native/box3.art", "-o", &s(&obj)]),
+        "durin build",
+    );
+    let cc = Command::new(&cxx)
+        .args(["-std=c++11", "-Wall", "-I"])
+        .arg(root().join("runtime/include"))
+        .arg(root().join("tests/native/anydsl_main.cpp"))
+        .arg(&obj)
+        .arg(runtime())
+        .args(["-lpthread", "-ldl", "-lm", "-o"])
+        .arg(&exe)
+        .output()
+        .expect("the C++ compiler runs");
+    ok(&cc, "c++");
+    let run = Command::new(&exe).output().expect("the program runs");
+    ok(&run, "the C++ program");
+    assert_eq!(
+        String::from_utf8_lossy(&run.stdout),
+        "box3: 0 of 851 pixels wrong\npart: equal\nhost: CPU, ITS: 0\n\
+         nan 1 0, inf 1 1, finite 1 0\naligned: 1\n-42\n"
+    );
+    // The C header alone compiles as C.
+    let c = dir.join("header.c");
+    std::fs::write(
+        &c,
+        "#include <anydsl_runtime.h>\nint main(void) { return anydsl_isnan(0.0); }\n",
+    )
+    .expect("write");
+    let cc = Command::new("cc")
+        .args(["-std=c99", "-Wall", "-c", "-I"])
+        .arg(root().join("runtime/include"))
+        .arg(&c)
+        .arg("-o")
+        .arg(dir.join("header.o"))
+        .output()
+        .expect("cc runs");
+    ok(&cc, "cc on the C header");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn assembly_and_llvm_ir_name_the_exported_functions() {
     let dir = tempdir("emit-text");

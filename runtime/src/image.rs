@@ -1,4 +1,5 @@
-//! Image files (PNG, JPEG) as arrays of `f32` samples, for image-processing programs.
+//! Image files (PNG, JPEG, and the PGM and PPM formats of Netpbm) as arrays of `f32`
+//! samples, for image-processing programs.
 //!
 //! Samples are interleaved by channel, row by row from the top, each in `[0, 1]` (8-bit
 //! values divided by 255, 16-bit ones by 65535). Loading converts to the number of channels
@@ -58,8 +59,8 @@ pub unsafe extern "C" fn durin_image_load(
     p
 }
 
-/// Saves `width * height * channels` samples at `data` to the image file `path` (PNG or
-/// JPEG by its extension).
+/// Saves `width * height * channels` samples at `data` to the image file `path` (PNG, JPEG,
+/// PGM or PPM by its extension).
 ///
 /// # Safety
 /// `path` is a zero-terminated string; `data` holds the samples.
@@ -96,8 +97,30 @@ pub unsafe extern "C" fn durin_image_save(
         (4, Ok(image::ImageFormat::Jpeg)) => DynamicImage::ImageRgb8(img.to_rgb8()),
         _ => img,
     };
-    img.save(&path)
-        .unwrap_or_else(|e| fail(&format!("cannot save the image `{path}`: {e}")));
+    let ext = std::path::Path::new(&path)
+        .extension()
+        .map(|e| e.to_string_lossy().to_ascii_lowercase());
+    let saved = match ext.as_deref() {
+        // Netpbm's binary gray and color maps (the encoder's default for these names is
+        // PAM, which readers of `.pgm` and `.ppm` files do not expect).
+        Some(e @ ("pgm" | "ppm")) => save_netpbm(&path, &img, e == "pgm"),
+        _ => img.save(&path),
+    };
+    saved.unwrap_or_else(|e| fail(&format!("cannot save the image `{path}`: {e}")));
+}
+
+fn save_netpbm(path: &str, img: &DynamicImage, gray: bool) -> image::ImageResult<()> {
+    use image::codecs::pnm::{PnmEncoder, PnmSubtype, SampleEncoding};
+    use image::ImageEncoder;
+    let file = std::io::BufWriter::new(std::fs::File::create(path)?);
+    let (w, h) = (img.width(), img.height());
+    if gray {
+        let enc = PnmEncoder::new(file).with_subtype(PnmSubtype::Graymap(SampleEncoding::Binary));
+        enc.write_image(img.to_luma8().as_raw(), w, h, image::ExtendedColorType::L8)
+    } else {
+        let enc = PnmEncoder::new(file).with_subtype(PnmSubtype::Pixmap(SampleEncoding::Binary));
+        enc.write_image(img.to_rgb8().as_raw(), w, h, image::ExtendedColorType::Rgb8)
+    }
 }
 
 crate::symbol_table!(durin_image_load, durin_image_save);
@@ -126,6 +149,49 @@ mod tests {
             }
             crate::memory::anydsl_release(0, p.cast());
         }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn netpbm_files_load_and_save() {
+        let dir = std::env::temp_dir().join(format!("durin-pnm-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let load = |path: &std::path::Path, channels: i32| unsafe {
+            let c = CString::new(path.to_string_lossy().as_bytes()).unwrap();
+            let (mut w, mut h) = (0, 0);
+            let p = durin_image_load(c.as_ptr(), channels, &mut w, &mut h);
+            let n = (w * h * channels) as usize;
+            let v: Vec<u8> = std::slice::from_raw_parts(p, n)
+                .iter()
+                .map(|x| (x * 255.0).round() as u8)
+                .collect();
+            crate::memory::anydsl_release(0, p.cast());
+            (w, h, v)
+        };
+        // Binary and ASCII gray maps with a comment line, as image editors write them.
+        let p5 = dir.join("binary.pgm");
+        let mut bytes = b"P5\n# made by hand\n3 2\n255\n".to_vec();
+        bytes.extend([0u8, 17, 34, 200, 250, 255]);
+        std::fs::write(&p5, bytes).unwrap();
+        assert_eq!(load(&p5, 1), (3, 2, vec![0, 17, 34, 200, 250, 255]));
+        let p2 = dir.join("ascii.pgm");
+        std::fs::write(&p2, "P2\n# made by hand\n2 2\n15\n0 5\n10 15\n").unwrap();
+        assert_eq!(load(&p2, 1), (2, 2, vec![0, 85, 170, 255]));
+        // A color map with 3 channels, saved and loaded back.
+        let ppm = dir.join("ramp.ppm");
+        let samples: Vec<f32> = (0..18).map(|k| (k * 13) as f32 / 255.0).collect();
+        let c = CString::new(ppm.to_string_lossy().as_bytes()).unwrap();
+        unsafe { durin_image_save(c.as_ptr(), samples.as_ptr(), 3, 2, 3) };
+        assert!(std::fs::read(&ppm).unwrap().starts_with(b"P6"));
+        // A gray map saved from one channel is a binary PGM (P5).
+        let pgm = dir.join("gray.pgm");
+        let c = CString::new(pgm.to_string_lossy().as_bytes()).unwrap();
+        unsafe { durin_image_save(c.as_ptr(), samples.as_ptr(), 3, 2, 1) };
+        assert!(std::fs::read(&pgm).unwrap().starts_with(b"P5"));
+        let want: Vec<u8> = (0..6).map(|k| (k * 13) as u8).collect();
+        assert_eq!(load(&pgm, 1), (3, 2, want));
+        let want: Vec<u8> = (0..18).map(|k| (k * 13) as u8).collect();
+        assert_eq!(load(&ppm, 3), (3, 2, want));
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -17,8 +17,11 @@
 //! - [`device`]: CUDA's device functions (atomics ...) for kernels run on the CPU;
 //! - [`error`]: run-time errors reported as messages;
 //! - [`half`]: half-float conversions for back ends that keep `f16` as bits;
-//! - [`image`]: PNG and JPEG files as arrays of `f32` samples.
+//! - [`image`]: PNG, JPEG and PGM/PPM files as arrays of `f32` samples;
+//! - [`anydsl`]: the rest of AnyDSL's C API (device names, float classification ...), for
+//!   C and C++ programs through `include/anydsl_runtime.h` and `.hpp`.
 
+pub mod anydsl;
 pub mod blocks;
 pub mod checks;
 pub mod cuda;
@@ -50,6 +53,7 @@ pub fn symbols() -> Vec<(&'static str, usize)> {
     s.extend_from_slice(&checks::SYMBOLS());
     s.extend_from_slice(&half::SYMBOLS());
     s.extend_from_slice(&image::SYMBOLS());
+    s.extend_from_slice(&anydsl::SYMBOLS());
     s
 }
 

@@ -196,6 +196,57 @@ fn with_state<T>(f: impl FnOnce(&mut State) -> Result<T, String>) -> T {
     }
 }
 
+/// How many CUDA devices this machine has (none without a driver).
+pub fn device_count() -> i32 {
+    let mut guard = state();
+    let s = guard.get_or_insert_with(State::default);
+    if s.init().is_err() {
+        return 0;
+    }
+    let mut count = 0;
+    // SAFETY: a valid out-pointer after `cuInit`.
+    match unsafe { sys::cuDeviceGetCount(&mut count) } {
+        sys::CUresult::CUDA_SUCCESS => count,
+        _ => 0,
+    }
+}
+
+/// The name of CUDA device `n` and its compute capability (`sm_XY`).
+pub fn device_name(n: i32) -> (String, String) {
+    with_state(|s| {
+        let arch = s.device(n)?.arch.clone();
+        let mut dev = 0;
+        let mut name = [0 as c_char; 256];
+        // SAFETY: valid out-pointers; the buffer's length is passed.
+        unsafe {
+            check(sys::cuDeviceGet(&mut dev, n), "cannot open the CUDA device")?;
+            check(
+                sys::cuDeviceGetName(name.as_mut_ptr(), name.len() as i32, dev),
+                "cannot read the CUDA device's name",
+            )?;
+            Ok((
+                CStr::from_ptr(name.as_ptr()).to_string_lossy().into_owned(),
+                arch,
+            ))
+        }
+    })
+}
+
+/// The device's address of page-locked host memory `p` (the same address with unified
+/// addressing, on every 64-bit platform CUDA supports).
+pub fn device_pointer(n: i32, p: *mut u8) -> *mut u8 {
+    with_state(|s| {
+        s.device(n)?;
+        let mut d: sys::CUdeviceptr = 0;
+        // SAFETY: a valid out-pointer, a current context.
+        check(
+            unsafe { sys::cuMemHostGetDevicePointer_v2(&mut d, p.cast(), 0) },
+            "cannot find the device's address of host memory (is it page-locked, from `anydsl_alloc_host`?)",
+        )?;
+        Ok(d as usize as *mut u8)
+    })
+}
+
 /// Device memory of `size` bytes on CUDA device `n`.
 pub fn alloc_device(n: i32, size: usize) -> *mut u8 {
     with_state(|s| {
