@@ -451,17 +451,20 @@ pub unsafe extern "C" fn durin_cpu_launch_cuda(
     env: *mut u8,
     place: *const u8,
 ) {
-    if let Err(why) = crate::cuda::grid_blocks([gx, gy, gz], [bx, by, bz]) {
-        let at = if place.is_null() {
-            String::new()
-        } else {
-            std::ffi::CStr::from_ptr(place.cast())
-                .to_string_lossy()
-                .into_owned()
-        };
-        crate::error::fail(&format!("{at}: cannot launch the kernel: {why}"))
+    match crate::cuda::grid_blocks([gx, gy, gz], [bx, by, bz]) {
+        Ok(blocks) if blocks.contains(&0) => {}
+        Ok(_) => durin_cpu_launch(gx, gy, gz, bx, by, bz, kernel, env),
+        Err(why) => {
+            let at = if place.is_null() {
+                String::new()
+            } else {
+                std::ffi::CStr::from_ptr(place.cast())
+                    .to_string_lossy()
+                    .into_owned()
+            };
+            crate::error::fail(&format!("{at}: cannot launch the kernel: {why}"))
+        }
     }
-    durin_cpu_launch(gx, gy, gz, bx, by, bz, kernel, env)
 }
 
 crate::symbol_table!(

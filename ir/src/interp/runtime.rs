@@ -450,9 +450,11 @@ impl Interp<'_, '_> {
             }
         };
         let (grid, block) = (dims(&args[2])?, dims(&args[3])?);
-        if grid.iter().chain(&block).any(|&d| d <= 0) {
+        // A grid with no threads along an axis runs nothing (an empty index space, as a loop
+        // over an empty range).
+        if grid.iter().any(|&d| d < 0) || block.iter().any(|&d| d <= 0) {
             return Err(format!(
-                "the grid ({}, {}, {}) and block ({}, {}, {}) sizes must be positive",
+                "the grid ({}, {}, {}) and block ({}, {}, {}) sizes are refused: a grid size may not be negative, a block size must be positive",
                 grid[0], grid[1], grid[2], block[0], block[1], block[2]
             ));
         }

@@ -494,6 +494,9 @@ pub unsafe extern "C" fn durin_cuda_launch(
         };
         let n = dev;
         let blocks = grid_blocks([gx, gy, gz], [bx, by, bz]).map_err(fail)?;
+        if blocks.contains(&0) {
+            return Ok(());
+        }
         let profile = *s
             .profile
             .get_or_insert_with(|| std::env::var("ANYDSL_PROFILE").is_ok_and(|v| v == "full"));
@@ -539,16 +542,17 @@ pub unsafe extern "C" fn durin_cuda_launch(
 }
 
 /// The blocks of a launch of `grid` threads in blocks of `block` threads, per axis, or
-/// why CUDA refuses it (sizes that are not positive, a grid that is not a multiple of the
-/// block).
+/// why it is refused (a negative grid size, a block size that is not positive, a grid that
+/// is not a multiple of the block). A grid with no threads along an axis has no blocks:
+/// such a launch runs nothing (an empty index space, as a loop over an empty range).
 pub fn grid_blocks(grid: [i32; 3], block: [i32; 3]) -> Result<[u32; 3], String> {
     let mut blocks = [0u32; 3];
     for i in 0..3 {
         let (g, b) = (grid[i], block[i]);
-        if g <= 0 || b <= 0 {
+        if g < 0 || b <= 0 {
             let ([gx, gy, gz], [bx, by, bz]) = (grid, block);
             return Err(format!(
-                "the grid ({gx}, {gy}, {gz}) and block ({bx}, {by}, {bz}) sizes must be positive"
+                "the grid ({gx}, {gy}, {gz}) and block ({bx}, {by}, {bz}) sizes are refused: a grid size may not be negative, a block size must be positive"
             ));
         }
         if g % b != 0 {
@@ -603,3 +607,18 @@ crate::symbol_table!(
     durin_timer_stop,
     durin_cuda_launch
 );
+
+#[cfg(test)]
+mod launch_tests {
+    use super::grid_blocks;
+
+    #[test]
+    fn grids_divide_into_blocks_and_empty_grids_have_none() {
+        assert_eq!(grid_blocks([256, 6, 1], [64, 2, 1]), Ok([4, 3, 1]));
+        assert_eq!(grid_blocks([0, 8, 1], [128, 1, 1]), Ok([0, 8, 1]));
+        assert!(grid_blocks([-64, 1, 1], [64, 1, 1]).is_err());
+        assert!(grid_blocks([64, 1, 1], [0, 1, 1]).is_err());
+        let e = grid_blocks([100, 1, 1], [64, 1, 1]).unwrap_err();
+        assert!(e.contains("not a multiple"), "{e}");
+    }
+}
