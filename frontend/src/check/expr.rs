@@ -1689,10 +1689,11 @@ impl<'a> Checker<'a> {
                 ast::Stmt::Item(_) => None,
             };
             if let (true, false, Some(at)) = (diverges, warned_unreachable, stmt_span) {
+                // An error, as in Artic.
                 warned_unreachable = true;
-                let d = Diagnostic::warning(at, "unreachable code")
+                let d = Diagnostic::error_at(Some(at), "unreachable code")
                     .with_label_message("never runs")
-                    .with_note("the statement before it never finishes (it jumps or stops)");
+                    .with_note("the statement before it never finishes (it jumps or stops): remove what follows it");
                 self.emit(d);
             }
             match s {
@@ -1761,7 +1762,8 @@ impl<'a> Checker<'a> {
                             .with_note("call it to jump: `break()`, `continue()`, `return(value)`");
                             self.emit(d);
                         }
-                        if self.resolve(h.ty) == TyTable::NORET {
+                        // `return() : ()` jumps all the same.
+                        if self.resolve(h.ty) == TyTable::NORET || ascribed_jump(expr) {
                             diverges = true;
                         }
                         out.push(hir::Stmt::Expr(h));
@@ -1806,4 +1808,18 @@ impl<'a> Checker<'a> {
         self.cx.type_params.truncate(len - n);
         r
     }
+}
+
+/// Whether `e` is a call of `return`, `break` or `continue` under type ascriptions
+/// (`return() : ()`), whose type no longer says that it jumps.
+fn ascribed_jump(e: &ast::Expr) -> bool {
+    let mut e = e;
+    let mut ascribed = false;
+    while let ast::ExprKind::Typed(x, _) = &e.kind {
+        e = x;
+        ascribed = true;
+    }
+    ascribed
+        && matches!(&e.kind, ast::ExprKind::Call { callee, .. }
+            if matches!(callee.kind, ast::ExprKind::Return | ast::ExprKind::Break | ast::ExprKind::Continue))
 }
