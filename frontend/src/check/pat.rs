@@ -536,6 +536,20 @@ impl Checker<'_> {
             (0, (1i128 << bits) - 1)
         };
         let value = if negated { -(v as i128) } else { v as i128 };
+        if !signed && negated && v != 0 && (v as i128) <= max {
+            // Artic accepts the negation of an unsigned literal: it wraps around.
+            let s = self.ty_str(t);
+            let wrapped = (1i128 << bits) - v as i128;
+            let d = Diagnostic::warning(
+                span,
+                format!("the literal `{value}` of type `{s}` wraps around to {wrapped}"),
+            )
+            .with_note(format!(
+                "`{s}` holds {min} to {max}; write `{wrapped}` if that is what you mean"
+            ));
+            self.emit(d);
+            return;
+        }
         if value < min || value > max {
             let s = self.ty_str(t);
             let d = self
