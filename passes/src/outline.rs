@@ -130,10 +130,11 @@ fn free_values(w: &World, scope: &DefSet, cache: &mut UseCache) -> Vec<Def> {
             // takes the pointer once, however many elements it addresses (a mask read at
             // constant indices is one buffer to the kernel, not a pointer per element).
             let address = w.node(d) == Node::Lea;
-            // A choice between continuations (`select(c, then, else)` on a host condition)
-            // stays in the kernel: it takes the condition.
-            let split =
-                address || (contains_cont(w, w.type_of(d)) && !matches!(w.node(d), Node::Param(_)));
+            // A branch (`select(c, then, else)` between blocks, on a host condition) stays
+            // in the kernel: it takes the condition. A choice between functions is a closure
+            // the kernel would capture.
+            let branch = w.node(d) == Node::Select && !is_function_type(w, w.type_of(d));
+            let split = address || branch;
             if params.clone().any(inside) || (split && params.clone().next().is_some()) {
                 if !matches!(w.node(d), Node::Param(_)) {
                     stack.extend(w.ops(d).iter().rev().copied());
@@ -171,16 +172,25 @@ fn add_closed_blocks(w: &World, scope: &mut DefSet, cache: &mut UseCache) {
     if outside.is_empty() {
         return;
     }
-    // Closed: what they reach uses no parameter of a continuation they do not reach.
-    let mut reached = outside.clone();
-    let mut j = 0;
-    while j < reached.len() {
-        let (used, _) = cache.direct_uses(w, reached[j]);
-        reached.extend(used);
-        j += 1;
-    }
-    let closed = closed_conts(w, &reached);
+    let closed = closed_with_reached(w, cache, &outside);
     scope.extend(outside.into_iter().filter(|c| closed[c]));
+}
+
+/// Which of the continuations `conts` reaches (`conts` included) are closed: use no
+/// parameter of a continuation they do not reach.
+fn closed_with_reached(
+    w: &World,
+    cache: &mut UseCache,
+    conts: &DefSet,
+) -> rustc_hash::FxHashMap<Def, bool> {
+    let mut reached = conts.clone();
+    let mut i = 0;
+    while i < reached.len() {
+        let (used, _) = cache.direct_uses(w, reached[i]);
+        reached.extend(used);
+        i += 1;
+    }
+    closed_conts(w, &reached)
 }
 
 /// Rejects a kernel that jumps to, passes or selects a continuation of the host other than a
@@ -198,14 +208,7 @@ fn check_host_control(
         outside.extend(conts.into_iter().filter(|c| !scope.contains(c)));
     }
     // Whether a function is closed depends on everything it reaches.
-    let mut reached = outside.clone();
-    let mut i = 0;
-    while i < reached.len() {
-        let (conts, _) = cache.direct_uses(w, reached[i]);
-        reached.extend(conts);
-        i += 1;
-    }
-    let closed = closed_conts(w, &reached);
+    let closed = closed_with_reached(w, cache, &outside);
     let host = |c: &&Def| !is_function_type(w, w.type_of(**c)) || !closed[*c];
     let Some(&k) = outside.iter().find(host) else {
         return Ok(());
