@@ -293,6 +293,22 @@ fn warnings_do_not_stop_a_program() {
     snapshots("warn", 0, 3);
 }
 
+/// A negated unsigned literal wraps around (in a `match` pattern too): the program returns
+/// 0 only if every value is the wrapped one, in the interpreter and both JITs.
+#[test]
+fn negated_unsigned_literals_wrap_in_every_backend() {
+    let f = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/lang/warn/unsigned_negation.art");
+    for backend in ["interp", "llvm", "cranelift"] {
+        let out = durin(&["run", "--backend", backend], &f, &[]);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{backend}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
 #[test]
 fn deny_warnings_turns_warnings_into_failure() {
     for f in files("warn") {

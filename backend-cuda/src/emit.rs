@@ -930,8 +930,9 @@ impl<'m, 'a> Fun<'m, 'a> {
             return self.transfer(callee, &vals, "");
         }
         if w.node(callee) == Node::Bottom {
-            // Code the program never reaches (a `match`'s end past exhaustive arms).
-            self.stmt("__builtin_unreachable();");
+            // Such as a `match`'s end past exhaustive arms: should it ever run, the kernel
+            // stops and the launch fails (as the host code stops with an error).
+            self.stmt("__trap();");
             return Ok(());
         }
         self.call(callee, args, &vals)

@@ -1118,6 +1118,24 @@ impl<'m, 'a, 'ctx> FunctionLowering<'m, 'a, 'ctx> {
         Ok(())
     }
 
+    /// Stops the program with run-time error `text` (the runtime's `durin_runtime_error`),
+    /// ending the current block.
+    fn runtime_error(&mut self, text: &str, name: &str) -> R<()> {
+        let err = self.runtime_fn("durin_runtime_error", |c| {
+            c.void_type()
+                .fn_type(&[c.ptr_type(AddressSpace::default()).into()], false)
+        });
+        let msg = self
+            .builder
+            .build_global_string_ptr(text, name)
+            .map_err(llvm)?;
+        self.builder
+            .build_call(err, &[msg.as_pointer_value().into()], "")
+            .map_err(llvm)?;
+        self.builder.build_unreachable().map_err(llvm)?;
+        Ok(())
+    }
+
     fn trap_block(&mut self) -> R<BasicBlock<'ctx>> {
         if let Some(bb) = self.trap_block {
             return Ok(bb);
@@ -1125,18 +1143,7 @@ impl<'m, 'a, 'ctx> FunctionLowering<'m, 'a, 'ctx> {
         let here = self.builder.get_insert_block();
         let bb = self.m.ctx.append_basic_block(self.func, "div.zero");
         self.builder.position_at_end(bb);
-        let err = self.runtime_fn("durin_runtime_error", |c| {
-            c.void_type()
-                .fn_type(&[c.ptr_type(AddressSpace::default()).into()], false)
-        });
-        let msg = self
-            .builder
-            .build_global_string_ptr("integer division by zero", "msg.div")
-            .map_err(llvm)?;
-        self.builder
-            .build_call(err, &[msg.as_pointer_value().into()], "")
-            .map_err(llvm)?;
-        self.builder.build_unreachable().map_err(llvm)?;
+        self.runtime_error("integer division by zero", "msg.div")?;
         if let Some(h) = here {
             self.builder.position_at_end(h);
         }
@@ -1276,9 +1283,9 @@ impl<'m, 'a, 'ctx> FunctionLowering<'m, 'a, 'ctx> {
             return Ok(());
         }
         if w.node(callee) == Node::Bottom {
-            // Code the program never reaches (a `match`'s end past exhaustive arms).
-            self.builder.build_unreachable().map_err(llvm)?;
-            return Ok(());
+            // Such as a `match`'s end past exhaustive arms: an error, as in Cranelift's code
+            // and the interpreter, should it ever run.
+            return self.runtime_error("a jump to an undefined continuation", "msg.bot");
         }
         self.call(callee, args, vals)
     }

@@ -1719,9 +1719,7 @@ impl<'a> Checker<'a> {
                     {
                         self.err(*span, "a `let` without initializer must declare one mutable variable: `let mut x: T;`");
                     }
-                    if h.as_ref()
-                        .is_some_and(|h| self.resolve(h.ty) == TyTable::NORET)
-                    {
+                    if h.as_ref().is_some_and(|h| self.never_returns(h)) {
                         diverges = true;
                     }
                     let bytes = self.value_bytes(ty);
@@ -1762,8 +1760,7 @@ impl<'a> Checker<'a> {
                             .with_note("call it to jump: `break()`, `continue()`, `return(value)`");
                             self.emit(d);
                         }
-                        // `return() : ()` jumps all the same.
-                        if self.resolve(h.ty) == TyTable::NORET || ascribed_jump(expr) {
+                        if self.never_returns(&h) {
                             diverges = true;
                         }
                         out.push(hir::Stmt::Expr(h));
@@ -1787,6 +1784,16 @@ impl<'a> Checker<'a> {
         Expr::new(K::Block(out, Box::new(value)), ty, span)
     }
 
+    /// Whether `h` never finishes: its type is `!`, also where a coercion made it another
+    /// (`return() : ()`, as Artic sees it).
+    fn never_returns(&mut self, h: &Expr) -> bool {
+        let mut h = h;
+        while let K::Cast(inner) = &h.kind {
+            h = inner;
+        }
+        self.resolve(h.ty) == TyTable::NORET
+    }
+
     /// Runs `f` with the type parameters of nested function `f` in scope.
     fn with_own_type_params<R>(&mut self, f: FnId, g: impl FnOnce(&mut Self) -> R) -> R {
         let info = &self.fns[f as usize];
@@ -1808,18 +1815,4 @@ impl<'a> Checker<'a> {
         self.cx.type_params.truncate(len - n);
         r
     }
-}
-
-/// Whether `e` is a call of `return`, `break` or `continue` under type ascriptions
-/// (`return() : ()`), whose type no longer says that it jumps.
-fn ascribed_jump(e: &ast::Expr) -> bool {
-    let mut e = e;
-    let mut ascribed = false;
-    while let ast::ExprKind::Typed(x, _) = &e.kind {
-        e = x;
-        ascribed = true;
-    }
-    ascribed
-        && matches!(&e.kind, ast::ExprKind::Call { callee, .. }
-            if matches!(callee.kind, ast::ExprKind::Return | ast::ExprKind::Break | ast::ExprKind::Continue))
 }
