@@ -40,6 +40,33 @@ fn runtime() -> PathBuf {
     lib
 }
 
+/// Compiles `main` (a path in the repository) with `compiler`, `flags` and the headers in
+/// `include`, links it with `obj` and the runtime into `exe`, and runs it successfully.
+fn link_and_run(
+    compiler: &str,
+    flags: &[&str],
+    include: &Path,
+    main: &str,
+    obj: &Path,
+    exe: &Path,
+) -> std::process::Output {
+    let cc = Command::new(compiler)
+        .args(flags)
+        .arg("-I")
+        .arg(include)
+        .arg(root().join(main))
+        .arg(obj)
+        .arg(runtime())
+        .args(["-lpthread", "-ldl", "-lm", "-lgcc_s", "-lc", "-o"])
+        .arg(exe)
+        .output()
+        .unwrap_or_else(|e| panic!("{compiler} does not run: {e}"));
+    ok(&cc, compiler);
+    let run = Command::new(exe).output().expect("the program runs");
+    ok(&run, main);
+    run
+}
+
 #[test]
 fn a_c_program_calls_exported_functions_through_the_generated_header() {
     let dir = tempdir("c-calls-durin");
@@ -73,19 +100,7 @@ fn a_c_program_calls_exported_functions_through_the_generated_header() {
     ] {
         assert!(h.contains(decl), "`{decl}` is not in the header:\n{h}");
     }
-    let cc = Command::new("cc")
-        .arg("-I")
-        .arg(&dir)
-        .arg(root().join("tests/native/use_mathlib.c"))
-        .arg(&obj)
-        .arg(runtime())
-        .args(["-lpthread", "-ldl", "-lm", "-lgcc_s", "-lc", "-o"])
-        .arg(&exe)
-        .output()
-        .expect("cc runs");
-    ok(&cc, "cc");
-    let run = Command::new(&exe).output().expect("the program runs");
-    ok(&run, "the C program");
+    let run = link_and_run("cc", &[], &dir, "tests/native/use_mathlib.c", &obj, &exe);
     let want = std::fs::read_to_string(root().join("tests/native/use_mathlib.out")).expect(".out");
     assert_eq!(String::from_utf8_lossy(&run.stdout), want);
     let _ = std::fs::remove_dir_all(&dir);
@@ -114,19 +129,9 @@ fn a_cpp_main_written_for_anydsls_runtime_links_unchanged() {
         &durin(&["build", "tests/native/box3.art", "-o", &s(&obj)]),
         "durin build",
     );
-    let cc = Command::new(&cxx)
-        .args(["-std=c++11", "-Wall", "-I"])
-        .arg(root().join("runtime/include"))
-        .arg(root().join("tests/native/anydsl_main.cpp"))
-        .arg(&obj)
-        .arg(runtime())
-        .args(["-lpthread", "-ldl", "-lm", "-o"])
-        .arg(&exe)
-        .output()
-        .expect("the C++ compiler runs");
-    ok(&cc, "c++");
-    let run = Command::new(&exe).output().expect("the program runs");
-    ok(&run, "the C++ program");
+    let include = root().join("runtime/include");
+    let main = "tests/native/anydsl_main.cpp";
+    let run = link_and_run(&cxx, &["-std=c++11", "-Wall"], &include, main, &obj, &exe);
     assert_eq!(
         String::from_utf8_lossy(&run.stdout),
         "box3: 0 of 851 pixels wrong\npart: equal\nhost: CPU, ITS: 0\n\

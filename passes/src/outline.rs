@@ -152,28 +152,28 @@ fn free_values(w: &World, scope: &DefSet, cache: &mut UseCache) -> Vec<Def> {
 /// leaves shared between the host code and the kernels specialized from it. The kernel gets
 /// its own copy.
 fn add_closed_blocks(w: &World, scope: &mut DefSet, cache: &mut UseCache) {
-    let mut outside = DefSet::default();
-    let mut i = 0;
-    let mut conts: Vec<Def> = scope.iter().copied().collect();
-    while i < conts.len() {
-        let (used, params) = cache.direct_uses(w, conts[i]);
-        let k = conts[i];
-        i += 1;
-        // The walk goes on only through blocks that use no other continuation's parameters.
-        if !scope.contains(&k) && params.iter().any(|&p| w.ops(p)[0] != k) {
-            continue;
-        }
+    // Candidates: blocks outside the scope that use no other continuation's parameters,
+    // reached from the scope through such blocks.
+    let mut candidates = DefSet::default();
+    let mut work: Vec<Def> = scope.iter().copied().collect();
+    while let Some(k) = work.pop() {
+        let (used, _) = cache.direct_uses(w, k);
         for c in used {
-            if !scope.contains(&c) && !is_function_type(w, w.type_of(c)) && outside.insert(c) {
-                conts.push(c);
+            if scope.contains(&c) || candidates.contains(&c) || is_function_type(w, w.type_of(c)) {
+                continue;
+            }
+            let (_, params) = cache.direct_uses(w, c);
+            if params.iter().all(|&p| w.ops(p)[0] == c) {
+                candidates.insert(c);
+                work.push(c);
             }
         }
     }
-    if outside.is_empty() {
+    if candidates.is_empty() {
         return;
     }
-    let closed = closed_with_reached(w, cache, &outside);
-    scope.extend(outside.into_iter().filter(|c| closed[c]));
+    let closed = closed_with_reached(w, cache, &candidates);
+    scope.extend(candidates.into_iter().filter(|c| closed[c]));
 }
 
 /// Which of the continuations `conts` reaches (`conts` included) are closed: use no
