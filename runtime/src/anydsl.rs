@@ -1,6 +1,7 @@
 //! The rest of AnyDSL's C runtime API (`anydsl_runtime.h`), for C and C++ programs that
 //! call it next to durin's compiled code: device names and information, addresses of
-//! page-locked memory on a device, float classification, aligned allocation.
+//! page-locked memory on a device, float classification (aligned allocation is in
+//! [`crate::memory`]).
 //!
 //! The headers are `runtime/include/anydsl_runtime.h` (C) and `anydsl_runtime.hpp` (C++,
 //! with `anydsl::Array`).
@@ -120,41 +121,6 @@ pub extern "C" fn anydsl_isfinite(x: f64) -> i32 {
     x.is_finite() as i32
 }
 
-extern "C" {
-    fn posix_memalign(out: *mut *mut std::ffi::c_void, align: usize, size: usize) -> i32;
-    fn free(p: *mut std::ffi::c_void);
-}
-
-/// `size` bytes aligned to `align` (a power of two; at least a pointer's size is used),
-/// freed with [`anydsl_aligned_free`].
-#[no_mangle]
-pub extern "C" fn anydsl_aligned_malloc(size: usize, align: usize) -> *mut u8 {
-    if !align.is_power_of_two() {
-        fail(&format!(
-            "aligned_malloc: the alignment {align} is not a power of two"
-        ));
-    }
-    let align = align.max(std::mem::size_of::<usize>());
-    let mut p = std::ptr::null_mut();
-    // SAFETY: a valid out-pointer; the alignment is a power of two and a multiple of the
-    // pointer size.
-    let rc = unsafe { posix_memalign(&mut p, align, size.max(1)) };
-    if rc != 0 || p.is_null() {
-        fail(&format!("aligned_malloc: out of memory ({size} bytes)"));
-    }
-    p.cast()
-}
-
-/// Frees memory from [`anydsl_aligned_malloc`] (null is allowed).
-///
-/// # Safety
-/// `p` is null or came from `anydsl_aligned_malloc` and was not freed.
-#[no_mangle]
-pub unsafe extern "C" fn anydsl_aligned_free(p: *mut u8) {
-    // SAFETY: the caller's contract.
-    unsafe { free(p.cast()) }
-}
-
 crate::symbol_table!(
     anydsl_info,
     anydsl_device_name,
@@ -166,8 +132,6 @@ crate::symbol_table!(
     anydsl_isinf,
     anydsl_isnan,
     anydsl_isfinite,
-    anydsl_aligned_malloc,
-    anydsl_aligned_free,
 );
 
 #[cfg(test)]
@@ -201,15 +165,6 @@ mod tests {
                 (anydsl_isinff(y), anydsl_isnanf(y), anydsl_isfinitef(y)),
                 (inf, nan, fin)
             );
-        }
-    }
-
-    #[test]
-    fn aligned_allocations_are_aligned() {
-        for align in [8usize, 64, 4096] {
-            let p = anydsl_aligned_malloc(100, align);
-            assert_eq!(p as usize % align, 0);
-            unsafe { anydsl_aligned_free(p) };
         }
     }
 }

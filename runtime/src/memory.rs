@@ -55,20 +55,54 @@ pub extern "C" fn anydsl_alloc(dev: i32, size: i64) -> *mut u8 {
     if let Place::Cuda(n) = place("alloc", dev) {
         return crate::cuda::alloc_device(n, size);
     }
-    let mut p: *mut c_void = std::ptr::null_mut();
     let align = if size >= HUGE_FROM { HUGE_PAGE } else { ALIGN };
-    // SAFETY: `p` is a valid out-pointer; the alignment is a power of two.
-    let rc = unsafe { posix_memalign(&mut p, align, size.max(1)) };
-    if rc == 0 && size >= HUGE_FROM && cfg!(target_os = "linux") {
+    let p = memalign("alloc", size, align);
+    if size >= HUGE_FROM && cfg!(target_os = "linux") {
         // A hint only: its failure (no transparent huge pages) changes nothing.
         // SAFETY: the range is the allocation just made (its start huge-page aligned).
         let _ = unsafe { madvise(p, size, MADV_HUGEPAGE) };
     }
-    if rc != 0 || p.is_null() {
-        crate::error::fail(&format!("alloc: out of memory ({size} bytes)"));
-    }
     crate::checks::allocated(p.cast(), size);
     p.cast()
+}
+
+/// `size` bytes (at least one) of host memory aligned to `align`, a power of two and a
+/// multiple of a pointer's size; out of memory is a run-time error of `what`.
+fn memalign(what: &str, size: usize, align: usize) -> *mut c_void {
+    let mut p: *mut c_void = std::ptr::null_mut();
+    // SAFETY: `p` is a valid out-pointer; the alignment is as `posix_memalign` wants it.
+    let rc = unsafe { posix_memalign(&mut p, align, size.max(1)) };
+    if rc != 0 || p.is_null() {
+        crate::error::fail(&format!("{what}: out of memory ({size} bytes)"));
+    }
+    p
+}
+
+/// `size` bytes aligned to `align` (a power of two; at least a pointer's size is used),
+/// freed with [`anydsl_aligned_free`].
+#[no_mangle]
+pub extern "C" fn anydsl_aligned_malloc(size: usize, align: usize) -> *mut u8 {
+    if !align.is_power_of_two() {
+        crate::error::fail(&format!(
+            "aligned_malloc: the alignment {align} is not a power of two"
+        ));
+    }
+    memalign(
+        "aligned_malloc",
+        size,
+        align.max(std::mem::size_of::<usize>()),
+    )
+    .cast()
+}
+
+/// Frees memory from [`anydsl_aligned_malloc`] (null is allowed).
+///
+/// # Safety
+/// `p` is null or came from `anydsl_aligned_malloc` and was not freed.
+#[no_mangle]
+pub unsafe extern "C" fn anydsl_aligned_free(p: *mut u8) {
+    // SAFETY: the caller's contract.
+    unsafe { free(p.cast()) }
 }
 
 /// Host memory: page-locked for fast copies when `dev` is a CUDA device, else the same
@@ -146,6 +180,8 @@ pub unsafe extern "C" fn anydsl_copy(
 }
 
 crate::symbol_table!(
+    anydsl_aligned_malloc,
+    anydsl_aligned_free,
     anydsl_alloc,
     anydsl_alloc_host,
     anydsl_alloc_unified,
@@ -174,6 +210,15 @@ mod tests {
             }
             anydsl_release(0, a);
             anydsl_release(0, b);
+        }
+    }
+
+    #[test]
+    fn aligned_allocations_are_aligned() {
+        for align in [8usize, 64, 4096] {
+            let p = anydsl_aligned_malloc(100, align);
+            assert_eq!(p as usize % align, 0);
+            unsafe { anydsl_aligned_free(p) };
         }
     }
 }
