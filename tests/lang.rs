@@ -310,6 +310,25 @@ fn negated_unsigned_literals_wrap_in_every_backend() {
 }
 
 #[test]
+fn an_exported_main_of_any_type_checks_but_does_not_run() {
+    let f = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/lang/lib/exported_main.art");
+    let out = durin(&["check"], &f, &[]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = durin(&["run"], &f, &[]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("`main` takes `()` and returns `[i32 * 2]`"),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn deny_warnings_turns_warnings_into_failure() {
     for f in files("warn") {
         let out = durin(&["check", "--deny-warnings"], &f, &[]);

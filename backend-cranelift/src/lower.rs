@@ -983,6 +983,16 @@ impl<'m, 'a, 'f> FunctionLowering<'m, 'a, 'f> {
     }
 
     fn cmp(&mut self, op: CmpOp, a: Def, b: Def) -> R<Value> {
+        if matches!(self.w().kind(self.w().type_of(a)), TypeKind::Ptr { .. }) {
+            // Pointer equality (the only comparison the IR has on pointers).
+            let (x, y) = (self.scalar(a)?, self.scalar(b)?);
+            let cc = if op == CmpOp::Eq {
+                IntCC::Equal
+            } else {
+                IntCC::NotEqual
+            };
+            return Ok(self.b.ins().icmp(cc, x, y));
+        }
         let p = self.prim(self.w().type_of(a))?;
         let (x, y) = (self.scalar(a)?, self.scalar(b)?);
         if let Prim::Float { .. } = p {

@@ -623,6 +623,20 @@ impl<'m, 'a, 'ctx> FunctionLowering<'m, 'a, 'ctx> {
             }
             Node::Param(_) | Node::Cont | Node::Global { .. } => return self.value(d),
             Node::Arith(op) => return self.arith(op, ty, ops[0], ops[1], name).map(V::Val),
+            Node::Cmp(op) if matches!(w.kind(w.type_of(ops[0])), TypeKind::Ptr { .. }) => {
+                // Pointer equality (the only comparison the IR has on pointers).
+                let (x, y) = (self.val(ops[0])?, self.val(ops[1])?);
+                let pred = if op == CmpOp::Eq {
+                    IntPredicate::EQ
+                } else {
+                    IntPredicate::NE
+                };
+                let (x, y) = (x.into_pointer_value(), y.into_pointer_value());
+                self.builder
+                    .build_int_compare(pred, x, y, name)
+                    .map_err(llvm)?
+                    .into()
+            }
             Node::Cmp(op) => {
                 let p = self.prim(w.type_of(ops[0]))?;
                 let (x, y) = (self.val(ops[0])?, self.val(ops[1])?);

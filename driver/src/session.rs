@@ -254,8 +254,18 @@ impl<'io> Session<'io> {
     fn compile(&mut self, files: &[PathBuf], purpose: Purpose) -> Result<Compiled, Failed> {
         let cpu_reason = self.cpu_reason(purpose);
         let (program, world, main) = self.frontend(files, cpu_reason.is_none())?;
+        // An exported `main` may have any type when checked (Artic's libraries export one);
+        // running it or linking it into a program needs the shape a caller can use.
         if let (Some(p), Some(_)) = (&program, main) {
-            self.check_main(p)?;
+            let exported = p.main.is_some_and(|f| {
+                matches!(
+                    p.fns[f as usize].linkage,
+                    durin_frontend::check::Linkage::Export(_)
+                )
+            });
+            if purpose != Purpose::Check || !exported {
+                self.check_main(p)?;
+            }
         }
         self.optimize(world, main, purpose, cpu_reason)
     }

@@ -26,6 +26,15 @@ pub struct PathSegment {
     pub type_args: Vec<Type>,
 }
 
+/// The length of an array type or of `[e; n]`: a literal or a static's name.
+#[derive(Clone, PartialEq, Debug)]
+pub enum ArrayLen {
+    /// `4`.
+    Lit(u64),
+    /// `n`, an immutable static holding an integer.
+    Path(Path),
+}
+
 /// `a::b[T]::c`, or `super::x`.
 #[derive(Clone, PartialEq, Debug)]
 pub struct Path {
@@ -145,6 +154,9 @@ pub enum ItemKind {
         /// The local name.
         alias: Option<Ident>,
     },
+    /// `implicit T = e;` (or `implicit = e;`): the value `summon[T]` and implicit parameters
+    /// of type `T` get in this scope; held as a function without parameters returning `e`.
+    Implicit(FnDecl),
     /// Something that did not parse (a diagnostic was reported).
     Error,
 }
@@ -231,7 +243,7 @@ pub enum TypeKind {
         /// Element type.
         elem: Box<Type>,
         /// Length, for definite arrays.
-        len: Option<u64>,
+        len: Option<ArrayLen>,
         /// Whether it is a `simd` vector.
         simd: bool,
     },
@@ -278,6 +290,8 @@ pub enum PatternKind {
         /// A sub-pattern after `as`.
         sub: Option<Box<Pattern>>,
     },
+    /// `implicit p`: a function parameter the caller may leave out, which is then summoned.
+    Implicit(Box<Pattern>),
     /// `p: T`; in function prototypes the pattern may be omitted (`fn f(i32) -> i32;`).
     Typed {
         /// The pattern.
@@ -509,6 +523,8 @@ pub enum ExprKind {
     Lit(Literal),
     /// A name: `x`, `f[i32]`, `E::A`.
     Path(Path),
+    /// `summon[T]`: the implicit value of type `T` in scope.
+    Summon(Type),
     /// `(a, b)`, `()`.
     Tuple(Vec<Expr>),
     /// `[a, b]`, `simd[a, b]`.
@@ -523,7 +539,7 @@ pub enum ExprKind {
         /// The element.
         elem: Box<Expr>,
         /// How many times.
-        count: u64,
+        count: ArrayLen,
         /// Whether it is `simd`.
         simd: bool,
     },
@@ -649,6 +665,15 @@ fn list<T>(out: &mut String, xs: &[T], f: impl Fn(&mut String, &T)) {
             out.push(' ');
         }
         f(out, x);
+    }
+}
+
+fn dump_len(out: &mut String, n: &ArrayLen) {
+    match n {
+        ArrayLen::Lit(n) => {
+            let _ = write!(out, "{n}");
+        }
+        ArrayLen::Path(p) => dump_path(out, p),
     }
 }
 
@@ -791,6 +816,18 @@ fn dump_item(out: &mut String, item: &Item) {
             }
             out.push(')');
         }
+        ItemKind::Implicit(f) => {
+            out.push_str("(implicit");
+            if let Some(r) = &f.ret {
+                out.push(' ');
+                dump_type(out, r);
+            }
+            if let Some(b) = &f.body {
+                out.push(' ');
+                dump_expr(out, b);
+            }
+            out.push(')');
+        }
         ItemKind::Error => out.push_str("(error)"),
     }
 }
@@ -807,7 +844,8 @@ fn dump_type(out: &mut String, t: &Type) {
             out.push_str(if *simd { "simd[" } else { "[" });
             dump_type(out, elem);
             if let Some(n) = len {
-                let _ = write!(out, " * {n}");
+                out.push_str(" * ");
+                dump_len(out, n);
             }
             out.push(']');
         }
@@ -849,6 +887,10 @@ fn dump_pat(out: &mut String, p: &Pattern) {
                 out.push_str(" as ");
                 dump_pat(out, s);
             }
+        }
+        PatternKind::Implicit(p) => {
+            out.push_str("implicit ");
+            dump_pat(out, p);
         }
         PatternKind::Typed { pat, ty } => {
             if let Some(p) = pat {
@@ -900,6 +942,11 @@ fn dump_expr(out: &mut String, e: &Expr) {
             let _ = write!(out, "{l}");
         }
         ExprKind::Path(p) => dump_path(out, p),
+        ExprKind::Summon(t) => {
+            out.push_str("(summon ");
+            dump_type(out, t);
+            out.push(')');
+        }
         ExprKind::Tuple(es) => {
             out.push_str("(tuple");
             for x in es {
@@ -919,7 +966,9 @@ fn dump_expr(out: &mut String, e: &Expr) {
         ExprKind::Repeat { elem, count, simd } => {
             out.push_str(if *simd { "(simd-repeat " } else { "(repeat " });
             dump_expr(out, elem);
-            let _ = write!(out, " {count})");
+            out.push(' ');
+            dump_len(out, count);
+            out.push(')');
         }
         ExprKind::Struct {
             base,

@@ -343,12 +343,7 @@ impl Parser<'_, '_> {
             T::Static => self.static_decl(),
             T::Mod => self.mod_decl(),
             T::Use => self.use_decl(),
-            T::Implicit => {
-                let span = self.bump().span;
-                self.unsupported(span, "implicit values (`implicit T = ...`) are");
-                self.skip_item();
-                ItemKind::Error
-            }
+            T::Implicit => self.implicit_decl(),
             T::Ident(name) if (&**name == "trait" || &**name == "impl") && self.trait_like() => {
                 let what = if name.as_ref() == "trait" {
                     "traits are"
@@ -620,6 +615,33 @@ impl Parser<'_, '_> {
         }
     }
 
+    /// `implicit T = e;` or `implicit = e;`.
+    fn implicit_decl(&mut self) -> ItemKind {
+        let span = self.bump().span;
+        let ret = if self.is(&T::Eq) {
+            None
+        } else {
+            Some(self.ty())
+        };
+        self.expect(&T::Eq);
+        let body = self.expr();
+        self.expect(&T::Semi);
+        ItemKind::Implicit(FnDecl {
+            name: Ident {
+                name: "implicit".into(),
+                span,
+            },
+            filter: None,
+            type_params: Vec::new(),
+            param: Pattern {
+                kind: PatternKind::Tuple(Vec::new()),
+                span,
+            },
+            ret,
+            body: Some(body),
+        })
+    }
+
     fn mod_decl(&mut self) -> ItemKind {
         self.bump();
         let name = self.name();
@@ -720,7 +742,7 @@ impl Parser<'_, '_> {
                 self.expect(&T::LBracket);
                 let elem = Box::new(self.ty());
                 let len = if self.eat(&T::Mul) {
-                    self.int_literal()
+                    self.array_len()
                 } else {
                     None
                 };
@@ -792,6 +814,14 @@ impl Parser<'_, '_> {
         }
     }
 
+    /// An array length: an integer literal or the path of a static.
+    fn array_len(&mut self) -> Option<ArrayLen> {
+        match self.peek() {
+            T::Ident(_) | T::Super => Some(ArrayLen::Path(self.path(false))),
+            _ => self.int_literal().map(ArrayLen::Lit),
+        }
+    }
+
     fn int_literal(&mut self) -> Option<u64> {
         match self.peek().clone() {
             T::Lit(Literal::Int(n)) => {
@@ -830,6 +860,21 @@ impl Parser<'_, '_> {
             return Pattern {
                 kind: PatternKind::Error,
                 span: start,
+            };
+        }
+        if self.is(&T::Implicit) {
+            let span = self.bump().span;
+            if !fn_param {
+                self.diags.push(Diagnostic::error(
+                    span,
+                    "`implicit` marks function parameters only: a `let` or a `match` binds no implicit value",
+                ));
+            }
+            let inner = self.pattern(fn_param);
+            self.leave();
+            return Pattern {
+                kind: PatternKind::Implicit(Box::new(inner)),
+                span: self.since(start),
             };
         }
         let p = self.pattern_inner(fn_param, start);
@@ -887,10 +932,6 @@ impl Parser<'_, '_> {
     }
 
     fn pattern_inner(&mut self, fn_param: bool, start: Span) -> Pattern {
-        if self.is(&T::Implicit) {
-            let span = self.bump().span;
-            self.unsupported(span, "implicit parameters are");
-        }
         let kind = match self.peek().clone() {
             T::Ident(name)
                 if fn_param
@@ -1364,16 +1405,19 @@ impl Parser<'_, '_> {
 
     /// `summon[T]` and `asm(...)`: reported and skipped.
     #[inline(never)]
-    fn unsupported_expr(&mut self, start: Span) -> ExprKind {
-        let summon = matches!(self.peek(), T::Summon);
+    /// `summon[T]`.
+    fn summon_expr(&mut self) -> ExprKind {
         self.bump();
-        let what = if summon {
-            "implicit values (`summon`) are"
-        } else {
-            "inline assembly (`asm`) is"
-        };
-        let open = if summon { T::LBracket } else { T::LParen };
-        if self.expect(&open) {
+        self.expect(&T::LBracket);
+        let t = self.ty();
+        self.expect(&T::RBracket);
+        ExprKind::Summon(t)
+    }
+
+    fn unsupported_expr(&mut self, start: Span) -> ExprKind {
+        self.bump();
+        let what = "inline assembly (`asm`) is";
+        if self.expect(&T::LParen) {
             self.skip_balanced(|_| false, false);
             self.bump();
         }
@@ -1432,7 +1476,7 @@ impl Parser<'_, '_> {
                 } else {
                     let first = self.expr();
                     if self.eat(&T::Semi) {
-                        let count = self.int_literal().unwrap_or(0);
+                        let count = self.array_len().unwrap_or(ArrayLen::Lit(0));
                         self.expect(&T::RBracket);
                         ExprKind::Repeat {
                             elem: Box::new(first),
@@ -1518,7 +1562,8 @@ impl Parser<'_, '_> {
                 self.bump();
                 ExprKind::Return
             }
-            T::Summon | T::Asm => self.unsupported_expr(start),
+            T::Summon => self.summon_expr(),
+            T::Asm => self.unsupported_expr(start),
             _ => {
                 self.error_here("an expression");
                 if !matches!(

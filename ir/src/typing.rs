@@ -1,7 +1,7 @@
 //! Typing rules of the nodes: the one place that says which operands a node accepts and
 //! what type it has. Constructors, the text parser and the verifier all use it.
 
-use crate::def::{Def, Node};
+use crate::def::{CmpOp, Def, Node};
 use crate::types::{Type, TypeKind};
 use crate::world::World;
 
@@ -134,9 +134,11 @@ pub fn infer(w: &World, node: Node, ops: &[Def], hint: Option<Type>) -> Result<T
             }
             a
         }
-        Node::Cmp(_) => {
+        Node::Cmp(op) => {
             let a = same_operands(w, node, ops)?;
-            if tys.prim_bits(a).is_none() {
+            let ptr_eq =
+                matches!(tys.kind(a), TypeKind::Ptr { .. }) && matches!(op, CmpOp::Eq | CmpOp::Ne);
+            if tys.prim_bits(a).is_none() && !ptr_eq {
                 return Err(format!("cannot compare values of type {}", show(w, a)));
             }
             Type::BOOL

@@ -25,6 +25,11 @@ fn is_literal(e: &ast::Expr) -> bool {
     match &e.kind {
         A::Lit(Literal::Int(_) | Literal::Float(_)) => true,
         A::Unary(UnaryOp::Neg | UnaryOp::Plus, x) => is_literal(x),
+        // `(2 * 4) * x` and `{2} * x` take their type from `x` too, as in Artic.
+        A::Binary(op, l, r) if op.precedence() <= 6 => is_literal(l) && is_literal(r),
+        A::Block(stmts) => {
+            matches!(stmts.as_slice(), [ast::Stmt::Expr { expr, semi: false }] if is_literal(expr))
+        }
         _ => false,
     }
 }
@@ -133,6 +138,10 @@ impl<'a> Checker<'a> {
             A::Error => err_expr(span),
             A::Lit(l) => self.literal(l, hint, span, false),
             A::Path(p) => self.path_expr(p, hint, span),
+            A::Summon(t) => {
+                let t = self.resolve_type(t);
+                self.summon(t, span)
+            }
             A::Tuple(es) => {
                 let hints: Option<Vec<Ty>> = hint.and_then(|h| match self.tys.kind(h) {
                     TyKind::Tuple(ts) if ts.len() == es.len() => Some(ts.clone()),
@@ -151,10 +160,7 @@ impl<'a> Checker<'a> {
                     self.err(span, "`simd` vectors are not supported yet");
                     return err_expr(span);
                 }
-                let mut elem = hint.and_then(|h| match self.tys.kind(h) {
-                    TyKind::Array { elem, .. } => Some(*elem),
-                    _ => None,
-                });
+                let mut elem = hint.and_then(|h| self.elem_hint(h));
                 if elems.is_empty() && elem.is_none() {
                     self.err(
                         span,
@@ -185,26 +191,26 @@ impl<'a> Checker<'a> {
                     self.err(span, "`simd` vectors are not supported yet");
                     return err_expr(span);
                 }
-                if *count > MAX_ARRAY_VALUE {
+                let Some(count) = self.array_len(count, span) else {
+                    return err_expr(span);
+                };
+                if count > MAX_ARRAY_VALUE {
                     let d = self
                         .error(span, format!("array too large: {count} elements (a value may hold at most {MAX_ARRAY_VALUE})"))
                         .with_note("allocate a buffer for large arrays: `alloc_cpu(n * size)`");
                     self.emit(d);
                     return err_expr(span);
                 }
-                let eh = hint.and_then(|h| match self.tys.kind(h) {
-                    TyKind::Array { elem, .. } => Some(*elem),
-                    _ => None,
-                });
+                let eh = hint.and_then(|h| self.elem_hint(h));
                 let x = match eh {
                     Some(t) => self.check_expr(elem, t),
                     None => self.expr(elem, None),
                 };
                 let ty = self.tys.intern(TyKind::Array {
                     elem: x.ty,
-                    len: Some(*count),
+                    len: Some(count),
                 });
-                Expr::new(K::Repeat(Box::new(x), *count), ty, span)
+                Expr::new(K::Repeat(Box::new(x), count), ty, span)
             }
             A::Struct {
                 base,
@@ -617,16 +623,16 @@ impl<'a> Checker<'a> {
                 let info = self.enum_info(e);
                 if info.variants[i as usize].1.is_some() {
                     let name = info.variants[i as usize].0.clone();
-                    let how = if self.record_variant(e, i).is_some() {
-                        format!("{name} {{ field = value, ... }}")
-                    } else {
-                        format!("{name}(...)")
-                    };
-                    self.err(
-                        span,
-                        format!("variant `{name}` carries a value: write `{how}`"),
-                    );
-                    return err_expr(span);
+                    if self.record_variant(e, i).is_some() {
+                        let how = format!("{name} {{ field = value, ... }}");
+                        self.err(
+                            span,
+                            format!("variant `{name}` carries a value: write `{how}`"),
+                        );
+                        return err_expr(span);
+                    }
+                    // A variant with a payload is its constructor function, as in Artic.
+                    return self.constructor_fn(r, p, hint, span);
                 }
                 Expr::new(K::Variant(i, None), ety, span)
             }
@@ -663,7 +669,7 @@ impl<'a> Checker<'a> {
     }
 
     /// Checks the arguments of a call against the domain `dom`.
-    fn args(&mut self, args: &'a [ast::Expr], dom: Ty, span: Span) -> Expr {
+    pub(super) fn args(&mut self, args: &'a [ast::Expr], dom: Ty, span: Span) -> Expr {
         if args.len() == 1 {
             return self.check_expr(&args[0], dom);
         }
@@ -792,7 +798,10 @@ impl<'a> Checker<'a> {
         let fty = self.resolve(f.ty);
         match self.tys.kind(fty).clone() {
             TyKind::Fn { dom, codom } => {
-                let a = self.args(args, dom, span);
+                let a = match self.implicit_args(&f, args, dom, span) {
+                    Some(a) => a,
+                    None => self.args(args, dom, span),
+                };
                 Expr::new(
                     K::Call {
                         callee: Box::new(f),
@@ -1121,6 +1130,21 @@ impl<'a> Checker<'a> {
         }
     }
 
+    /// The element type an array literal expected as `hint` should have: that of an array,
+    /// or of the array a pointer points to (the literal's address is taken, as in Artic).
+    fn elem_hint(&self, hint: Ty) -> Option<Ty> {
+        match self.tys.kind(self.resolve(hint)) {
+            TyKind::Array { elem, .. } => Some(*elem),
+            TyKind::Ptr {
+                pointee, space: 0, ..
+            } => match self.tys.kind(self.resolve(*pointee)) {
+                TyKind::Array { elem, .. } => Some(*elem),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
     /// Checks both operands of a binary operator so that they have one type.
     fn operands(&mut self, l: &'a ast::Expr, r: &'a ast::Expr, hint: Option<Ty>) -> (Expr, Expr) {
         if is_literal(l) && !is_literal(r) {
@@ -1205,11 +1229,13 @@ impl<'a> Checker<'a> {
 
     fn op_applies(&self, op: BinOp, t: Ty) -> bool {
         let (int, float, b) = (self.tys.is_int(t), self.tys.is_float(t), t == TyTable::BOOL);
+        let ptr = matches!(self.tys.kind(t), TyKind::Ptr { .. });
         match op {
             BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Rem => int || float,
             BinOp::And | BinOp::Or | BinOp::Xor => int || b,
             BinOp::Shl | BinOp::Shr => int,
-            BinOp::Eq | BinOp::Ne => int || float || b,
+            // Pointers are equal when they address the same place.
+            BinOp::Eq | BinOp::Ne => int || float || b || ptr,
             BinOp::Lt | BinOp::Gt | BinOp::Le | BinOp::Ge => int || float,
             _ => false,
         }
@@ -1221,13 +1247,10 @@ impl<'a> Checker<'a> {
             span,
             format!("cannot apply `{}` to operands of type `{s}`", op.symbol()),
         );
-        let compares = matches!(
-            op,
-            BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Gt | BinOp::Le | BinOp::Ge
-        );
-        let d = if compares && matches!(self.tys.kind(t), TyKind::Ptr { .. }) {
+        let orders = matches!(op, BinOp::Lt | BinOp::Gt | BinOp::Le | BinOp::Ge);
+        let d = if orders && matches!(self.tys.kind(t), TyKind::Ptr { .. }) {
             d.with_note(
-                "durin does not compare pointers yet: compare the indices they were made from",
+                "pointers compare only with `==` and `!=`: order the indices they were made from",
             )
         } else {
             d
@@ -1264,20 +1287,33 @@ impl<'a> Checker<'a> {
 
     /// A tuple-like struct's name used as a value: the function that builds one,
     /// `|a, b| S(a, b)`.
+    /// A tuple-like struct or a variant with a payload used as a value: the function that
+    /// builds it.
     fn constructor_fn(&mut self, r: ItemRef, p: &ast::Path, hint: Option<Ty>, span: Span) -> Expr {
         let hint = hint.and_then(|h| match self.tys.kind(self.resolve(h)) {
             TyKind::Fn { codom, .. } => Some(*codom),
             _ => None,
         });
-        let sty = self.constructor_type(r, p, hint, span);
-        let (ItemRef::Struct(d), TyKind::Struct(_, targs)) = (r, self.tys.kind(sty).clone()) else {
-            return err_expr(span);
+        let (built, variant) = match r {
+            ItemRef::Variant(e, i) => (ItemRef::Enum(e), Some(i)),
+            _ => (r, None),
         };
-        let fields = self.struct_info(d).fields.clone();
-        let fts: Vec<Ty> = fields
-            .iter()
-            .map(|(_, t)| self.tys.subst(*t, &targs))
-            .collect();
+        let ty = self.constructor_type(built, p, hint, span);
+        let fts: Vec<Ty> = match (built, variant, self.tys.kind(ty).clone()) {
+            (ItemRef::Struct(d), None, TyKind::Struct(_, targs)) => {
+                let fields = self.struct_info(d).fields.clone();
+                fields
+                    .iter()
+                    .map(|(_, t)| self.tys.subst(*t, &targs))
+                    .collect()
+            }
+            (ItemRef::Enum(e), Some(i), TyKind::Enum(_, targs)) => {
+                let payload = self.enum_info(e).variants[i as usize].1;
+                let payload = payload.expect("called for variants with a payload");
+                vec![self.tys.subst(payload, &targs)]
+            }
+            _ => return err_expr(span),
+        };
         let mut binds = Vec::new();
         let mut uses = Vec::new();
         for (i, &t) in fts.iter().enumerate() {
@@ -1305,18 +1341,22 @@ impl<'a> Checker<'a> {
             };
             (param, dom)
         };
+        let body = match variant {
+            Some(i) => K::Variant(i, Some(Box::new(uses.remove(0)))),
+            None => K::Struct(uses),
+        };
         self.next_return += 1;
         let lambda = hir::Lambda {
             param,
             dom,
-            codom: sty,
-            body: Expr::new(K::Struct(uses), sty, span),
+            codom: ty,
+            body: Expr::new(body, ty, span),
             filter: None,
             continue_of: None,
             returns_of: Some(self.next_return),
         };
-        let ty = self.tys.func(dom, sty);
-        Expr::new(K::Lambda(Box::new(lambda)), ty, span)
+        let fty = self.tys.func(dom, ty);
+        Expr::new(K::Lambda(Box::new(lambda)), fty, span)
     }
 
     fn struct_lit(
@@ -1734,7 +1774,7 @@ impl<'a> Checker<'a> {
                     out.push(hir::Stmt::Let(p, h));
                 }
                 ast::Stmt::Item(item) => {
-                    if let ast::ItemKind::Fn(decl) = &item.kind {
+                    if let ast::ItemKind::Fn(decl) | ast::ItemKind::Implicit(decl) = &item.kind {
                         // Check the body here, where the variables declared so far are visible.
                         let f = (first_fn..self.fns.len())
                             .find(|&f| std::ptr::eq(self.fn_src[f].decl, decl));

@@ -10,7 +10,12 @@ impl<'a> Checker<'a> {
     pub(super) fn register_items(&mut self, m: ModId, items: &'a [ast::Item]) {
         for item in items {
             if let Some((name, r)) = self.register_item(m, item) {
-                self.define(Some(m), name, r);
+                match (&item.kind, r) {
+                    (ItemKind::Implicit(_), ItemRef::Fn(f)) => {
+                        self.mods[m as usize].implicits.push(f)
+                    }
+                    _ => self.define(Some(m), name, r),
+                }
             }
         }
     }
@@ -20,7 +25,12 @@ impl<'a> Checker<'a> {
         let m = self.cur_mod;
         for item in items {
             if let Some((name, r)) = self.register_item(m, item) {
-                self.define(None, name, r);
+                match (&item.kind, r) {
+                    (ItemKind::Implicit(_), ItemRef::Fn(f)) => {
+                        self.define_implicit(Local::Item(ItemRef::Fn(f)))
+                    }
+                    _ => self.define(None, name, r),
+                }
             }
         }
     }
@@ -70,7 +80,7 @@ impl<'a> Checker<'a> {
             }
         }
         match &item.kind {
-            ItemKind::Fn(f) => {
+            ItemKind::Fn(f) | ItemKind::Implicit(f) => {
                 let nested = !self.cx.fns.is_empty();
                 let outer: Vec<Box<str>> =
                     self.cx.type_params.iter().map(|(n, _)| n.clone()).collect();
@@ -85,6 +95,7 @@ impl<'a> Checker<'a> {
                     body: None,
                     linkage: Linkage::Internal,
                     nested,
+                    params: (0, 0),
                     span: f.name.span,
                 });
                 self.fn_src.push(FnSource {
@@ -190,6 +201,40 @@ impl<'a> Checker<'a> {
     // ----- types -------------------------------------------------------------------------
 
     /// The type written as `t`, in the current scope.
+    /// The value of an array length: a literal, or an immutable static whose initializer
+    /// is an integer constant (an error at `span` otherwise).
+    pub(super) fn array_len(&mut self, n: &ast::ArrayLen, span: Span) -> Option<u64> {
+        let p = match n {
+            ast::ArrayLen::Lit(n) => return Some(*n),
+            ast::ArrayLen::Path(p) => p,
+        };
+        let r = self.resolve_path_item(p)?;
+        let r = self.deref_use(r, span)?;
+        let value = match r {
+            ItemRef::Static(s) => {
+                let t = self.static_info(s, span);
+                let info = &self.statics[s as usize];
+                match (&info.init, info.mutable) {
+                    (Some(init), false) if self.tys.is_int(t) => const_int(init),
+                    _ => None,
+                }
+            }
+            _ => None,
+        };
+        match value {
+            Some(v) if v >= 0 => Some(v as u64),
+            _ => {
+                let name: Vec<&str> = p.segments.iter().map(|s| &*s.ident.name).collect();
+                let name = name.join("::");
+                let d = self
+                    .error(span, format!("`{name}` is not a constant array length"))
+                    .with_note("an array length is an integer literal or an immutable `static` initialized with one");
+                self.emit(d);
+                None
+            }
+        }
+    }
+
     pub(super) fn resolve_type(&mut self, t: &ast::Type) -> Ty {
         self.resolve_type_in(t, false)
     }
@@ -221,7 +266,14 @@ impl<'a> Checker<'a> {
                     self.emit(d);
                     return TyTable::ERROR;
                 }
-                self.tys.intern(TyKind::Array { elem, len: *len })
+                let len = match len {
+                    Some(n) => match self.array_len(n, t.span) {
+                        Some(n) => Some(n),
+                        None => return TyTable::ERROR,
+                    },
+                    None => None,
+                };
+                self.tys.intern(TyKind::Array { elem, len })
             }
             TypeKind::Fn { param, ret } => {
                 let dom = self.resolve_type(param);
@@ -518,9 +570,20 @@ impl<'a> Checker<'a> {
             _ => std::slice::from_ref(&decl.param),
         };
         let mut ptys = Vec::new();
+        let mut implicits = 0;
         for p in params {
             ptys.push(self.pattern_type(p));
+            if matches!(p.kind, ast::PatternKind::Implicit(_)) {
+                implicits += 1;
+            } else if implicits > 0 {
+                self.err(
+                    p.span,
+                    "a parameter follows an `implicit` one: implicit parameters come last",
+                );
+                implicits = 0;
+            }
         }
+        self.fns[f as usize].params = (params.len() as u32, implicits);
         let dom = if ptys.len() == 1 {
             ptys[0]
         } else {
@@ -541,6 +604,7 @@ impl<'a> Checker<'a> {
     fn pattern_type(&mut self, p: &ast::Pattern) -> Ty {
         match &p.kind {
             ast::PatternKind::Typed { ty, .. } => self.resolve_type(ty),
+            ast::PatternKind::Implicit(p) => self.pattern_type(p),
             ast::PatternKind::Tuple(ps) => {
                 let ts = ps.iter().map(|p| self.pattern_type(p)).collect();
                 self.tys.tuple(ts)
@@ -980,5 +1044,15 @@ pub(super) fn impure_part(e: &hir::Expr, vars: bool) -> Option<Span> {
         }
         K::And(a, b) | K::Or(a, b) => impure_part(a, vars).or_else(|| impure_part(b, vars)),
         _ => Some(e.span),
+    }
+}
+
+/// The value of an integer constant expression: a literal, negated or converted.
+fn const_int(e: &hir::Expr) -> Option<i128> {
+    match &e.kind {
+        hir::ExprKind::Lit(hir::Lit::Int(n)) => Some(*n as i64 as i128),
+        hir::ExprKind::Cast(x) => const_int(x),
+        hir::ExprKind::Unary(crate::ast::UnaryOp::Neg, x) => const_int(x).map(|v| -v),
+        _ => None,
     }
 }

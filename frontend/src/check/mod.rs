@@ -12,8 +12,10 @@
 //! items of the enclosing modules (innermost first), then the prelude. A program's own items
 //! therefore shadow the prelude's.
 
+mod convert;
 mod exhaust;
 mod expr;
+mod implicit;
 mod items;
 mod pat;
 
@@ -113,6 +115,8 @@ pub struct FnInfo {
     pub linkage: Linkage,
     /// Whether it is declared inside another function.
     pub nested: bool,
+    /// How many parameters it declares, and how many of the last ones are `implicit`.
+    pub params: (u32, u32),
     /// Where.
     pub span: Span,
 }
@@ -237,6 +241,8 @@ enum ItemRef {
 struct ModData {
     parent: Option<ModId>,
     items: FxHashMap<Box<str>, (ItemRef, Span)>,
+    /// The module's `implicit` declarations.
+    implicits: Vec<FnId>,
 }
 
 /// Where the signature or body of a declaration comes from.
@@ -441,6 +447,7 @@ impl<'a> Checker<'a> {
         self.mods.push(ModData {
             parent,
             items: FxHashMap::default(),
+            implicits: Vec::new(),
         });
         (self.mods.len() - 1) as ModId
     }
@@ -596,24 +603,43 @@ impl<'a> Checker<'a> {
                 if self.unify(p, q) {
                     return Some(m != n);
                 }
-                // `&[T * N]` to `&[T]`.
-                let (pk, qk) = (
-                    self.tys.kind(self.resolve(p)).clone(),
-                    self.tys.kind(self.resolve(q)).clone(),
-                );
-                match (pk, qk) {
-                    (
-                        TyKind::Array {
-                            elem: e1,
-                            len: Some(_),
-                        },
-                        TyKind::Array {
-                            elem: e2,
-                            len: None,
-                        },
-                    ) if self.unify(e1, e2) => Some(true),
-                    _ => None,
+                // `&[T * N]` to `&[T]`, `&[&mut T]` to `&[&T]`: only the pointer's type changes.
+                // Through a `&mut`, which may write, only the array's length may be dropped.
+                let fits = if n {
+                    match (
+                        self.tys.kind(self.resolve(p)).clone(),
+                        self.tys.kind(self.resolve(q)).clone(),
+                    ) {
+                        (
+                            TyKind::Array {
+                                elem: a,
+                                len: Some(_),
+                            },
+                            TyKind::Array { elem: b, len: None },
+                        ) => self.unify(a, b),
+                        _ => false,
+                    }
+                } else {
+                    self.same_layout_subtype(p, q)
+                };
+                fits.then_some(true)
+            }
+            (TyKind::Fn { dom: d1, codom: c1 }, TyKind::Fn { dom: d2, codom: c2 }) => {
+                if self.unify(from, to) {
+                    return Some(false);
                 }
+                // Contravariant in the domain, covariant in the codomain.
+                (self.subtype(d2, d1).is_some() && self.subtype(c1, c2).is_some()).then_some(true)
+            }
+            (TyKind::Tuple(x), TyKind::Tuple(y)) if x.len() == y.len() => {
+                if self.unify(from, to) {
+                    return Some(false);
+                }
+                let all = x
+                    .iter()
+                    .zip(&y)
+                    .all(|(&a, &b)| self.subtype(a, b).is_some());
+                all.then_some(true)
             }
             _ => {
                 if self.unify(from, to) {
@@ -625,14 +651,58 @@ impl<'a> Checker<'a> {
         }
     }
 
+    /// Whether a value of type `p` may be read as one of type `q` through a pointer, with
+    /// the same bits: the types differ only in pointers (to a subtype, or `&mut` for `&`)
+    /// and in sized arrays read as unsized ones.
+    fn same_layout_subtype(&mut self, p: Ty, q: Ty) -> bool {
+        if self.unify(p, q) {
+            return true;
+        }
+        let (p, q) = (self.resolve(p), self.resolve(q));
+        match (self.tys.kind(p).clone(), self.tys.kind(q).clone()) {
+            (TyKind::Array { elem: a, len: m }, TyKind::Array { elem: b, len: n })
+                if m == n || n.is_none() =>
+            {
+                self.same_layout_subtype(a, b)
+            }
+            (
+                TyKind::Ptr {
+                    pointee: a,
+                    mutable: m,
+                    space: s,
+                },
+                TyKind::Ptr {
+                    pointee: b,
+                    mutable: n,
+                    space: t,
+                },
+            ) if s == t && (m || !n) => !n && self.same_layout_subtype(a, b),
+            (TyKind::Tuple(x), TyKind::Tuple(y)) if x.len() == y.len() => x
+                .iter()
+                .zip(&y)
+                .all(|(&a, &b)| self.same_layout_subtype(a, b)),
+            _ => false,
+        }
+    }
+
     /// Uses `e` where a value of type `to` is expected: converts by subtyping or reports a
     /// mismatch.
     fn coerce(&mut self, e: hir::Expr, to: Ty) -> hir::Expr {
         match self.subtype(e.ty, to) {
             Some(false) => e,
             Some(true) => {
-                let span = e.span;
-                hir::Expr::new(hir::ExprKind::Cast(Box::new(e)), to, span)
+                let kinds = (
+                    self.tys.kind(self.resolve(e.ty)),
+                    self.tys.kind(self.resolve(to)),
+                );
+                match kinds {
+                    (TyKind::Fn { .. }, TyKind::Fn { .. }) => self.convert_fn(e, to),
+                    (TyKind::Tuple(_), TyKind::Tuple(_)) => self.convert_tuple(e, to),
+                    _ => {
+                        let span = e.span;
+                        hir::Expr::new(hir::ExprKind::Cast(Box::new(e)), to, span)
+                    }
+                }
             }
             None => match self.auto_ref(&e, to) {
                 // Artic passes a value where a `&T` is expected by its address (and a
@@ -791,7 +861,7 @@ impl<'a> Checker<'a> {
     fn visible_names(&self) -> Vec<Box<str>> {
         let mut names: Vec<Box<str>> = Vec::new();
         for s in &self.cx.scopes {
-            names.extend(s.keys().cloned());
+            names.extend(s.keys().filter(|k| !implicit::is_key(k)).cloned());
         }
         let mut m = Some(self.cur_mod);
         while let Some(id) = m {

@@ -25,6 +25,14 @@ impl<'a> Checker<'a> {
         let rty = self.resolve(ty);
         Some(match &p.kind {
             PatternKind::Error => PatKind::Error,
+            PatternKind::Implicit(q) => {
+                let h = self.pattern(q, ty, irrefutable);
+                // The parameter is the implicit value of its type in the function's body.
+                if let PatKind::Bind(v, _) = &h.kind {
+                    self.define_implicit(Local::Var(*v));
+                }
+                return Some(h.kind);
+            }
             PatternKind::Typed { pat, ty: written } => {
                 let t = self.resolve_type(written);
                 if !self.unify(t, ty) {

@@ -23,7 +23,7 @@ pub use memory::Pointer;
 pub use runtime::format_general;
 
 use crate::analysis::free::FreeParams;
-use crate::def::{Def, Node};
+use crate::def::{CmpOp, Def, Node};
 use crate::semantics::{self, Trap};
 use crate::text::Layout;
 use crate::types::{Type, TypeKind};
@@ -835,6 +835,12 @@ impl Interp<'_, '_> {
                     Ok(v) => Value::Bits(v),
                     Err(Trap::DivisionByZero) => return Err("integer division by zero".into()),
                 }
+            }
+            Op::Cmp(o, None) if matches!(o, CmpOp::Eq | CmpOp::Ne) => {
+                // Pointers: equal when they address the same byte of the same block.
+                let (a, b) = (pointer(op(0))?, pointer(op(1))?);
+                let same = a.block == b.block && a.offset == b.offset;
+                Value::Bits((same == (*o == CmpOp::Eq)) as u64)
             }
             Op::Cmp(o, p) => {
                 let p = p.ok_or(NOT_A_NUMBER)?;
