@@ -1742,7 +1742,20 @@ impl<'a> Checker<'a> {
                         ast::PatternKind::Typed { ty, .. } => Some(self.resolve_type(ty)),
                         _ => None,
                     };
-                    let h = init.as_ref().map(|e| match declared {
+                    // A mutable variable initialized with a string holds its own copy of the
+                    // bytes, a `[u8 * N]` as in Artic (whose strings are arrays), which it may
+                    // change; `&x` is then a `&[u8]` again.
+                    let string_copy = match (&pat.kind, init.as_ref().map(|e| &e.kind)) {
+                        (
+                            ast::PatternKind::Ident { mutable: true, .. },
+                            Some(A::Lit(Literal::Str(s))),
+                        ) => Some(self.tys.intern(TyKind::Array {
+                            elem: TyTable::U8,
+                            len: Some(s.len() as u64 + 1),
+                        })),
+                        _ => None,
+                    };
+                    let h = init.as_ref().map(|e| match declared.or(string_copy) {
                         Some(t) => self.check_expr(e, t),
                         None => self.expr(e, None),
                     });
