@@ -716,6 +716,68 @@ impl<'p> Lowerer<'p> {
         }
     }
 
+    /// Whether the values `x` and `y` of type `t` are equal, component by component
+    /// (`None`: always, for types without data); an error at `span` for functions.
+    fn equal(&mut self, t: Ty, x: Def, y: Def, span: Span) -> Option<Def> {
+        let t = self.conc(t);
+        let kind = self.tys.kind(t).clone();
+        let parts = |l: &mut Self, ts: &[Ty]| {
+            let conds = ts
+                .iter()
+                .enumerate()
+                .filter_map(|(i, &c)| {
+                    let (a, b) = (l.w.extract_at(x, i as u32), l.w.extract_at(y, i as u32));
+                    l.equal(c, a, b, span)
+                })
+                .collect();
+            l.all(conds)
+        };
+        match kind {
+            TyKind::Prim(_) | TyKind::Ptr { .. } => Some(self.w.cmp(CmpOp::Eq, x, y)),
+            TyKind::Tuple(ts) => parts(self, &ts),
+            TyKind::Struct(d, args) => {
+                let fs: Vec<Ty> = self.p.structs[d as usize]
+                    .fields
+                    .iter()
+                    .map(|(_, f)| f)
+                    .copied()
+                    .collect();
+                let fs: Vec<Ty> = fs.into_iter().map(|f| self.tys.subst(f, &args)).collect();
+                parts(self, &fs)
+            }
+            TyKind::Array { elem, len: Some(n) } => parts(self, &vec![elem; n as usize]),
+            TyKind::Enum(d, args) => {
+                let (tx, ty) = (self.w.extract_at(x, 0), self.w.extract_at(y, 0));
+                let mut conds = vec![self.w.cmp(CmpOp::Eq, tx, ty)];
+                let variants = self.p.enums[d as usize].variants.clone();
+                for (i, (_, payload)) in variants.iter().enumerate() {
+                    let Some(pt) = payload else { continue };
+                    let pt = self.tys.subst(*pt, &args);
+                    let (a, b) = (self.payload(t, i as u32, x), self.payload(t, i as u32, y));
+                    if let Some(same) = self.equal(pt, a, b, span) {
+                        // Only the payload of the variant both have counts.
+                        let u32t = self.w.ty_int(32, false);
+                        let here = self.w.lit(u32t, i as u64);
+                        let is_here = self.w.cmp(CmpOp::Eq, tx, here);
+                        let yes = self.w.lit_bool(true);
+                        conds.push(self.w.select(is_here, same, yes));
+                    }
+                }
+                self.all(conds)
+            }
+            TyKind::Fn { .. } => {
+                let shown =
+                    crate::check::ty_name(&self.tys, &self.p.structs, &self.p.enums, t, &[]);
+                self.diags.push(Diagnostic::error(
+                    span,
+                    format!("`compare` cannot compare values of type `{shown}`: functions have no equality"),
+                ));
+                None
+            }
+            _ => None,
+        }
+    }
+
     fn all(&mut self, conds: Vec<Def>) -> Option<Def> {
         conds
             .into_iter()
@@ -1367,6 +1429,20 @@ impl<'p> Lowerer<'p> {
         match name {
             "bitcast" => self.w.bitcast(to, a),
             "undef" => self.w.bottom(to),
+            // `compare(&a, &b)`: whether the values pointed to are equal, component by
+            // component (pointers by address; an enum by its tag, then its payload).
+            "compare" => {
+                let t = targs
+                    .first()
+                    .map(|&t| self.conc(t))
+                    .unwrap_or(TyTable::UNIT);
+                let (p, q) = (self.w.extract_at(a, 0), self.w.extract_at(a, 1));
+                let (x, y) = (self.load(p), self.load(q));
+                match self.equal(t, x, y, e.span) {
+                    Some(c) => c,
+                    None => self.w.lit_bool(true),
+                }
+            }
             "select" => {
                 let c = self.w.extract_at(a, 0);
                 let x = self.w.extract_at(a, 1);
@@ -1490,7 +1566,7 @@ impl Lowerer<'_> {
 
 /// Builtins the compiler implements itself (the math builtins are calls).
 const BUILTIN_OPS: &[&str] = &[
-    "bitcast", "undef", "select", "sizeof", "alignof", "isnan", "isfinite", "signbit",
+    "bitcast", "undef", "select", "sizeof", "alignof", "isnan", "isfinite", "signbit", "compare",
 ];
 
 fn is_builtin_op(name: &str) -> bool {

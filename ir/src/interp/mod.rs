@@ -837,10 +837,19 @@ impl Interp<'_, '_> {
                 }
             }
             Op::Cmp(o, None) if matches!(o, CmpOp::Eq | CmpOp::Ne) => {
-                // Pointers: equal when they address the same byte of the same block.
-                let (a, b) = (pointer(op(0))?, pointer(op(1))?);
-                let same = a.block == b.block && a.offset == b.offset;
-                Value::Bits((same == (*o == CmpOp::Eq)) as u64)
+                // Pointers: equal when they address the same byte of the same block. An
+                // undefined pointer gives an undefined result (an error where it decides).
+                match (op(0), op(1)) {
+                    (Value::Ptr(a), Value::Ptr(b)) => {
+                        let same = a.block == b.block && a.offset == b.offset;
+                        Value::Bits((same == (*o == CmpOp::Eq)) as u64)
+                    }
+                    (Value::Undef, _) | (_, Value::Undef) => Value::Undef,
+                    (a, _) => {
+                        pointer(a)?;
+                        Value::Undef
+                    }
+                }
             }
             Op::Cmp(o, p) => {
                 let p = p.ok_or(NOT_A_NUMBER)?;
