@@ -6,7 +6,9 @@
 //! body, checked on first use), then checks every body. Checking is bidirectional as in
 //! Artic: an expected type flows down into literals, closures and aggregates, and the found
 //! type is coerced to it at the end (subtyping: `!` to anything, `&mut T` to `&T`,
-//! `&[T * N]` to `&[T]`).
+//! `&[T * N]` to `&[T]`, pointees of the same layout through `&`, and functions and tuples
+//! by conversion, see `convert`). Implicit values are resolved where they are summoned (see
+//! `implicit`).
 //!
 //! Lookup order for a name: local variables and block items (innermost first), then the
 //! items of the enclosing modules (innermost first), then the prelude. A program's own items
