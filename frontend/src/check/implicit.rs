@@ -37,41 +37,13 @@ impl<'a> Checker<'a> {
         }
     }
 
-    /// Whether `a` and `b` can be the same type (an inference variable matches anything).
+    /// Whether `a` and `b` can be the same type (an inference variable matches anything):
+    /// unification tried and undone.
     fn could_match(&mut self, a: Ty, b: Ty) -> bool {
-        let (a, b) = (self.resolve(a), self.resolve(b));
-        if a == b {
-            return true;
-        }
-        match (self.tys.kind(a).clone(), self.tys.kind(b).clone()) {
-            (TyKind::Var(_), _) | (_, TyKind::Var(_)) => true,
-            (TyKind::Tuple(x), TyKind::Tuple(y)) => {
-                x.len() == y.len() && x.iter().zip(&y).all(|(&p, &q)| self.could_match(p, q))
-            }
-            (TyKind::Struct(d, x), TyKind::Struct(e, y))
-            | (TyKind::Enum(d, x), TyKind::Enum(e, y)) => {
-                d == e && x.iter().zip(&y).all(|(&p, &q)| self.could_match(p, q))
-            }
-            (TyKind::Array { elem: p, len: m }, TyKind::Array { elem: q, len: n }) => {
-                m == n && self.could_match(p, q)
-            }
-            (
-                TyKind::Ptr {
-                    pointee: p,
-                    mutable: m,
-                    space: s,
-                },
-                TyKind::Ptr {
-                    pointee: q,
-                    mutable: n,
-                    space: t,
-                },
-            ) => m == n && s == t && self.could_match(p, q),
-            (TyKind::Fn { dom: d1, codom: c1 }, TyKind::Fn { dom: d2, codom: c2 }) => {
-                self.could_match(d1, d2) && self.could_match(c1, c2)
-            }
-            _ => false,
-        }
+        let saved = self.subst.clone();
+        let same = self.unify(a, b);
+        self.subst = saved;
+        same
     }
 
     /// The scopes implicit values are looked up in, innermost first: the local scopes,
