@@ -299,26 +299,14 @@ fn warnings_do_not_stop_a_program() {
 fn negated_unsigned_literals_wrap_in_every_backend() {
     let f = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/lang/warn/unsigned_negation.art");
     for backend in ["interp", "llvm", "cranelift"] {
-        let out = durin(&["run", "--backend", backend], &f, &[]);
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{backend}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert_success(&durin(&["run", "--backend", backend], &f, &[]));
     }
 }
 
 #[test]
 fn an_exported_main_of_any_type_checks_but_does_not_run() {
     let f = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/lang/lib/exported_main.art");
-    let out = durin(&["check"], &f, &[]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&durin(&["check"], &f, &[]));
     let out = durin(&["run"], &f, &[]);
     assert_eq!(out.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&out.stderr);

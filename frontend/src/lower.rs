@@ -736,13 +736,11 @@ impl<'p> Lowerer<'p> {
             TyKind::Prim(_) | TyKind::Ptr { .. } => Some(self.w.cmp(CmpOp::Eq, x, y)),
             TyKind::Tuple(ts) => parts(self, &ts),
             TyKind::Struct(d, args) => {
-                let fs: Vec<Ty> = self.p.structs[d as usize]
-                    .fields
+                let fields = &self.p.structs[d as usize].fields;
+                let fs: Vec<Ty> = fields
                     .iter()
-                    .map(|(_, f)| f)
-                    .copied()
+                    .map(|&(_, f)| self.tys.subst(f, &args))
                     .collect();
-                let fs: Vec<Ty> = fs.into_iter().map(|f| self.tys.subst(f, &args)).collect();
                 parts(self, &fs)
             }
             TyKind::Array { elem, len: Some(n) } => parts(self, &vec![elem; n as usize]),

@@ -9,7 +9,7 @@ use crate::hir::{Expr, ExprKind as K, Pat, PatKind, Stmt};
 
 impl<'a> Checker<'a> {
     /// A fresh variable named `name` (a name no program can use) of type `ty`.
-    fn hidden_var(&mut self, name: &str, ty: Ty, span: Span) -> VarId {
+    pub(super) fn hidden_var(&mut self, name: &str, ty: Ty, span: Span) -> VarId {
         let ident = ast::Ident {
             name: format!("<{name}>").into(),
             span,
@@ -60,9 +60,7 @@ impl<'a> Checker<'a> {
         };
         let span = e.span;
         self.with_once(e, to, |c, f| {
-            c.cx.scopes.push(FxHashMap::default());
             let x = c.hidden_var("argument", td, span);
-            c.cx.scopes.pop();
             let arg = c.coerce(Expr::new(K::Var(x), td, span), fd);
             let call = Expr::new(
                 K::Call {

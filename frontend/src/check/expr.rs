@@ -22,14 +22,22 @@ fn enum_type_args(p: &ast::Path) -> &[ast::Type] {
 }
 
 fn is_literal(e: &ast::Expr) -> bool {
+    literal_within(e, 8)
+}
+
+/// Whether `e` is a literal, or arithmetic on literals (`(2 * 4) * x` and `{2} * x` take
+/// their type from `x` too, as in Artic) nested at most `depth` deep: a bound, so that
+/// checking a long chain of operators does not walk it again at each operator.
+fn literal_within(e: &ast::Expr, depth: u32) -> bool {
     match &e.kind {
         A::Lit(Literal::Int(_) | Literal::Float(_)) => true,
-        A::Unary(UnaryOp::Neg | UnaryOp::Plus, x) => is_literal(x),
-        // `(2 * 4) * x` and `{2} * x` take their type from `x` too, as in Artic.
-        A::Binary(op, l, r) if op.precedence() <= 6 => is_literal(l) && is_literal(r),
-        A::Block(stmts) => {
-            matches!(stmts.as_slice(), [ast::Stmt::Expr { expr, semi: false }] if is_literal(expr))
+        _ if depth == 0 => false,
+        A::Unary(UnaryOp::Neg | UnaryOp::Plus, x) => literal_within(x, depth - 1),
+        A::Binary(op, l, r) if op.precedence() <= 6 => {
+            literal_within(l, depth - 1) && literal_within(r, depth - 1)
         }
+        A::Block(stmts) => matches!(stmts.as_slice(),
+            [ast::Stmt::Expr { expr, semi: false }] if literal_within(expr, depth - 1)),
         _ => false,
     }
 }
@@ -619,7 +627,6 @@ impl<'a> Checker<'a> {
                 Expr::new(K::Static(s), ty, span)
             }
             ItemRef::Variant(e, i) => {
-                let ety = self.constructor_type(ItemRef::Enum(e), p, hint, span);
                 let info = self.enum_info(e);
                 if info.variants[i as usize].1.is_some() {
                     let name = info.variants[i as usize].0.clone();
@@ -634,6 +641,7 @@ impl<'a> Checker<'a> {
                     // A variant with a payload is its constructor function, as in Artic.
                     return self.constructor_fn(r, p, hint, span);
                 }
+                let ety = self.constructor_type(ItemRef::Enum(e), p, hint, span);
                 Expr::new(K::Variant(i, None), ety, span)
             }
             ItemRef::Struct(d) => {
@@ -669,7 +677,7 @@ impl<'a> Checker<'a> {
     }
 
     /// Checks the arguments of a call against the domain `dom`.
-    pub(super) fn args(&mut self, args: &'a [ast::Expr], dom: Ty, span: Span) -> Expr {
+    fn args(&mut self, args: &'a [ast::Expr], dom: Ty, span: Span) -> Expr {
         if args.len() == 1 {
             return self.check_expr(&args[0], dom);
         }
@@ -1285,10 +1293,8 @@ impl<'a> Checker<'a> {
         err_expr(span)
     }
 
-    /// A tuple-like struct's name used as a value: the function that builds one,
-    /// `|a, b| S(a, b)`.
     /// A tuple-like struct or a variant with a payload used as a value: the function that
-    /// builds it.
+    /// builds it, `|a, b| S(a, b)`.
     fn constructor_fn(&mut self, r: ItemRef, p: &ast::Path, hint: Option<Ty>, span: Span) -> Expr {
         let hint = hint.and_then(|h| match self.tys.kind(self.resolve(h)) {
             TyKind::Fn { codom, .. } => Some(*codom),
@@ -1317,12 +1323,7 @@ impl<'a> Checker<'a> {
         let mut binds = Vec::new();
         let mut uses = Vec::new();
         for (i, &t) in fts.iter().enumerate() {
-            let name = ast::Ident {
-                name: format!("<field {i}>").into(),
-                span,
-            };
-            let v = self.new_var(&name, t, false);
-            self.vars[v as usize].used = true;
+            let v = self.hidden_var(&format!("field {i}"), t, span);
             binds.push(hir::Pat {
                 kind: hir::PatKind::Bind(v, None),
                 ty: t,

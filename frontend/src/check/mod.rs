@@ -606,25 +606,7 @@ impl<'a> Checker<'a> {
                     return Some(m != n);
                 }
                 // `&[T * N]` to `&[T]`, `&[&mut T]` to `&[&T]`: only the pointer's type changes.
-                // Through a `&mut`, which may write, only the array's length may be dropped.
-                let fits = if n {
-                    match (
-                        self.tys.kind(self.resolve(p)).clone(),
-                        self.tys.kind(self.resolve(q)).clone(),
-                    ) {
-                        (
-                            TyKind::Array {
-                                elem: a,
-                                len: Some(_),
-                            },
-                            TyKind::Array { elem: b, len: None },
-                        ) => self.unify(a, b),
-                        _ => false,
-                    }
-                } else {
-                    self.same_layout_subtype(p, q)
-                };
-                fits.then_some(true)
+                self.same_layout_subtype(p, q, n).then_some(true)
             }
             (TyKind::Fn { dom: d1, codom: c1 }, TyKind::Fn { dom: d2, codom: c2 }) => {
                 if self.unify(from, to) {
@@ -655,8 +637,9 @@ impl<'a> Checker<'a> {
 
     /// Whether a value of type `p` may be read as one of type `q` through a pointer, with
     /// the same bits: the types differ only in pointers (to a subtype, or `&mut` for `&`)
-    /// and in sized arrays read as unsized ones.
-    fn same_layout_subtype(&mut self, p: Ty, q: Ty) -> bool {
+    /// and in sized arrays read as unsized ones. Through a `writable` pointer, which could
+    /// store a value of the wider type, only the outer array's length may be dropped.
+    fn same_layout_subtype(&mut self, p: Ty, q: Ty, writable: bool) -> bool {
         if self.unify(p, q) {
             return true;
         }
@@ -665,24 +648,28 @@ impl<'a> Checker<'a> {
             (TyKind::Array { elem: a, len: m }, TyKind::Array { elem: b, len: n })
                 if m == n || n.is_none() =>
             {
-                self.same_layout_subtype(a, b)
+                if writable {
+                    self.unify(a, b)
+                } else {
+                    self.same_layout_subtype(a, b, false)
+                }
             }
             (
                 TyKind::Ptr {
                     pointee: a,
-                    mutable: m,
                     space: s,
+                    ..
                 },
                 TyKind::Ptr {
                     pointee: b,
-                    mutable: n,
+                    mutable: false,
                     space: t,
                 },
-            ) if s == t && (m || !n) => !n && self.same_layout_subtype(a, b),
-            (TyKind::Tuple(x), TyKind::Tuple(y)) if x.len() == y.len() => x
+            ) if !writable && s == t => self.same_layout_subtype(a, b, false),
+            (TyKind::Tuple(x), TyKind::Tuple(y)) if !writable && x.len() == y.len() => x
                 .iter()
                 .zip(&y)
-                .all(|(&a, &b)| self.same_layout_subtype(a, b)),
+                .all(|(&a, &b)| self.same_layout_subtype(a, b, false)),
             _ => false,
         }
     }
