@@ -156,7 +156,7 @@ impl<'p> Lowerer<'p> {
                 let ts: Vec<Type> = ts.iter().map(|&t| self.ir_ty(t)).collect();
                 self.w.ty_tuple(&ts)
             }
-            TyKind::Array { elem, len } => {
+            TyKind::Array { elem, len, .. } => {
                 let e = self.ir_ty(elem);
                 self.w.ty_array(e, len)
             }
@@ -743,7 +743,9 @@ impl<'p> Lowerer<'p> {
                     .collect();
                 parts(self, &fs)
             }
-            TyKind::Array { elem, len: Some(n) } => parts(self, &vec![elem; n as usize]),
+            TyKind::Array {
+                elem, len: Some(n), ..
+            } => parts(self, &vec![elem; n as usize]),
             TyKind::Enum(d, args) => {
                 let (tx, ty) = (self.w.extract_at(x, 0), self.w.extract_at(y, 0));
                 let mut conds = vec![self.w.cmp(CmpOp::Eq, tx, ty)];
@@ -1031,32 +1033,12 @@ impl<'p> Lowerer<'p> {
             K::AddrOf(x) => self.place(x),
             K::Unary(op, x) => {
                 let v = self.emit(x);
-                let t = self.w.type_of(v);
-                match op {
-                    crate::ast::UnaryOp::Neg => {
-                        let zero = match self.w.kind(t).clone() {
-                            TypeKind::Float { bits } => self.w.lit(t, float_bits(-0.0, bits)),
-                            _ => self.w.lit(t, 0),
-                        };
-                        self.w.arith(ArithOp::Sub, zero, v)
-                    }
-                    _ => {
-                        // `!x`: exclusive or with all ones of the type.
-                        let ones = match *self.w.kind(t) {
-                            TypeKind::Int { bits, .. } if bits < 64 => {
-                                self.w.lit(t, (1u64 << bits) - 1)
-                            }
-                            TypeKind::Bool => self.w.lit_bool(true),
-                            _ => self.w.lit(t, u64::MAX),
-                        };
-                        self.w.arith(ArithOp::Xor, v, ones)
-                    }
-                }
+                self.lanewise(&[v], &mut |l, v| l.unop(*op, v[0]))
             }
             K::Binary(op, l, r) => {
                 let a = self.emit(l);
                 let b = self.emit(r);
-                self.binop(*op, a, b, e.span)
+                self.lanewise(&[a, b], &mut |l, v| l.binop(*op, v[0], v[1], e.span))
             }
             K::And(l, r) | K::Or(l, r) => {
                 let is_and = matches!(e.kind, K::And(..));
@@ -1094,21 +1076,22 @@ impl<'p> Lowerer<'p> {
                 let ptr = self.place(p);
                 let old = self.load(ptr);
                 let x = self.emit(v);
-                let new = self.binop(*op, old, x, e.span);
+                let new = self.lanewise(&[old, x], &mut |l, v| l.binop(*op, v[0], v[1], e.span));
                 self.store(ptr, new);
                 self.unit()
             }
             K::IncDec(p, inc, post) => {
                 let ptr = self.place(p);
                 let old = self.load(ptr);
-                let t = self.w.type_of(old);
-                let one = match self.w.kind(t).clone() {
-                    TypeKind::Float { bits } => self.w.lit(t, float_bits(1.0, bits)),
-                    _ => self.w.lit(t, 1),
-                };
-                let new = self
-                    .w
-                    .arith(if *inc { ArithOp::Add } else { ArithOp::Sub }, old, one);
+                let new = self.lanewise(&[old], &mut |l, v| {
+                    let t = l.w.type_of(v[0]);
+                    let one = match l.w.kind(t).clone() {
+                        TypeKind::Float { bits } => l.w.lit(t, float_bits(1.0, bits)),
+                        _ => l.w.lit(t, 1),
+                    };
+                    let op = if *inc { ArithOp::Add } else { ArithOp::Sub };
+                    l.w.arith(op, v[0], one)
+                });
                 self.store(ptr, new);
                 if *post {
                     old
@@ -1124,14 +1107,22 @@ impl<'p> Lowerer<'p> {
                     return self.w.bottom(t);
                 }
                 let to = self.ir_ty(e.ty);
-                let ft = self.w.type_of(v);
-                if ft == to {
+                if self.w.type_of(v) == to {
                     return v;
                 }
-                match (self.w.kind(ft), self.w.kind(to)) {
-                    (TypeKind::Ptr { .. }, TypeKind::Ptr { .. }) => self.w.bitcast(to, v),
-                    _ => self.w.conv(to, v),
-                }
+                // A `simd` vector converts element by element.
+                let to = match *self.w.kind(to) {
+                    TypeKind::Array { elem, .. } => elem,
+                    _ => to,
+                };
+                self.lanewise(&[v], &mut |l, v| {
+                    let ft = l.w.type_of(v[0]);
+                    match (l.w.kind(ft), l.w.kind(to)) {
+                        _ if ft == to => v[0],
+                        (TypeKind::Ptr { .. }, TypeKind::Ptr { .. }) => l.w.bitcast(to, v[0]),
+                        _ => l.w.conv(to, v[0]),
+                    }
+                })
             }
             K::If(c, t, f) => {
                 let cv = self.emit(c);
@@ -1320,6 +1311,46 @@ impl<'p> Lowerer<'p> {
                 !matches!(&self.p.fns[*f as usize].linkage, Linkage::Import { cc, name } if &**cc == "builtin" && is_builtin_op(name))
             }
             _ => true,
+        }
+    }
+
+    /// `f` applied to `args`, or, when they are `simd` vectors (arrays in the IR: the
+    /// checker applies operators to no other arrays), to their elements one index at a
+    /// time, giving the vector of the results.
+    fn lanewise(&mut self, args: &[Def], f: &mut dyn FnMut(&mut Self, &[Def]) -> Def) -> Def {
+        let t = self.w.type_of(args[0]);
+        let TypeKind::Array { len: Some(n), .. } = *self.w.kind(t) else {
+            return f(self, args);
+        };
+        let mut lanes = Vec::with_capacity(n as usize);
+        for i in 0..n as u32 {
+            let xs: Vec<Def> = args.iter().map(|&a| self.w.extract_at(a, i)).collect();
+            lanes.push(f(self, &xs));
+        }
+        let et = self.w.type_of(lanes[0]);
+        self.w.array(et, &lanes)
+    }
+
+    /// `-v` or `!v` on a primitive value.
+    fn unop(&mut self, op: crate::ast::UnaryOp, v: Def) -> Def {
+        let t = self.w.type_of(v);
+        match op {
+            crate::ast::UnaryOp::Neg => {
+                let zero = match self.w.kind(t).clone() {
+                    TypeKind::Float { bits } => self.w.lit(t, float_bits(-0.0, bits)),
+                    _ => self.w.lit(t, 0),
+                };
+                self.w.arith(ArithOp::Sub, zero, v)
+            }
+            _ => {
+                // `!x`: exclusive or with all ones of the type.
+                let ones = match *self.w.kind(t) {
+                    TypeKind::Int { bits, .. } if bits < 64 => self.w.lit(t, (1u64 << bits) - 1),
+                    TypeKind::Bool => self.w.lit_bool(true),
+                    _ => self.w.lit(t, u64::MAX),
+                };
+                self.w.arith(ArithOp::Xor, v, ones)
+            }
         }
     }
 

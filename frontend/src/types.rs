@@ -22,12 +22,15 @@ pub enum TyKind {
     Prim(Prim),
     /// `(T, U)`; `()` is the unit type.
     Tuple(Vec<Ty>),
-    /// `[T * N]` or `[T]`.
+    /// `[T * N]`, `[T]` or `simd[T * N]`.
     Array {
         /// Element type.
         elem: Ty,
-        /// Length of definite arrays.
+        /// Length of definite arrays (always given for `simd`).
         len: Option<u64>,
+        /// Whether it is a `simd` vector: a definite array of numbers, `bool`s or pointers
+        /// on which arithmetic and comparisons apply element by element.
+        simd: bool,
     },
     /// `&T`, `&mut T`, `&addrspace(n) T`.
     Ptr {
@@ -231,9 +234,10 @@ impl TyTable {
                 TyKind::Struct(d, ts.iter().map(|&x| self.map_ty(x, f)).collect())
             }
             TyKind::Enum(d, ts) => TyKind::Enum(d, ts.iter().map(|&x| self.map_ty(x, f)).collect()),
-            TyKind::Array { elem, len } => TyKind::Array {
+            TyKind::Array { elem, len, simd } => TyKind::Array {
                 elem: self.map_ty(elem, f),
                 len,
+                simd,
             },
             TyKind::Ptr {
                 pointee,
@@ -250,6 +254,23 @@ impl TyTable {
             },
         };
         self.intern(new)
+    }
+
+    /// `[elem * len]`, or `simd[elem * len]` when `simd`.
+    pub fn array(&mut self, elem: Ty, len: Option<u64>, simd: bool) -> Ty {
+        self.intern(TyKind::Array { elem, len, simd })
+    }
+
+    /// The element type and length of `t` if it is a `simd` vector.
+    pub fn as_simd(&self, t: Ty) -> Option<(Ty, u64)> {
+        match *self.kind(t) {
+            TyKind::Array {
+                elem,
+                len: Some(n),
+                simd: true,
+            } => Some((elem, n)),
+            _ => None,
+        }
     }
 
     /// The components a value of `t` is passed as: the elements of a tuple, else `t`.

@@ -154,7 +154,12 @@ impl Checker<'_> {
                     .map(|(_, ft)| self.tys.subst(*ft, &args))
                     .collect()
             }
-            (TyKind::Array { elem, len: Some(n) }, Ctor::Single) => vec![elem; n as usize],
+            (
+                TyKind::Array {
+                    elem, len: Some(n), ..
+                },
+                Ctor::Single,
+            ) => vec![elem; n as usize],
             _ => Vec::new(),
         }
     }
@@ -188,7 +193,9 @@ impl Checker<'_> {
                     format!("{}({})", info.name, args.join(", "))
                 }
             }
-            (TyKind::Array { .. }, Ctor::Single) => format!("[{}]", args.join(", ")),
+            (TyKind::Array { simd, .. }, Ctor::Single) => {
+                format!("{}[{}]", if simd { "simd" } else { "" }, args.join(", "))
+            }
             (_, Ctor::Single) if args.len() == 1 => format!("({},)", args[0]),
             (_, Ctor::Single) => format!("({})", args.join(", ")),
             _ => "_".into(),

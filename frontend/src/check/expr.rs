@@ -91,7 +91,7 @@ impl<'a> Checker<'a> {
                 Prim::Int { bits, .. } | Prim::Float { bits } => (bits as u128).div_ceil(8),
             },
             TyKind::Ptr { .. } | TyKind::Fn { .. } => 8,
-            TyKind::Array { elem, len } => {
+            TyKind::Array { elem, len, .. } => {
                 len.unwrap_or(0) as u128 * self.value_bytes_within(elem, open).max(1)
             }
             TyKind::Tuple(ts) => ts.iter().map(|&t| self.value_bytes_within(t, open)).sum(),
@@ -164,8 +164,8 @@ impl<'a> Checker<'a> {
                 Expr::new(K::Tuple(hs), ty, span)
             }
             A::Array { elems, simd } => {
-                if *simd {
-                    self.err(span, "`simd` vectors are not supported yet");
+                if *simd && elems.is_empty() {
+                    self.err(span, "a `simd` vector has at least one element");
                     return err_expr(span);
                 }
                 let mut elem = hint.and_then(|h| self.elem_hint(h));
@@ -188,20 +188,21 @@ impl<'a> Checker<'a> {
                     };
                     hs.push(h);
                 }
-                let ty = self.tys.intern(TyKind::Array {
-                    elem: elem.unwrap_or(TyTable::ERROR),
-                    len: Some(elems.len() as u64),
-                });
+                let elem = elem.unwrap_or(TyTable::ERROR);
+                if *simd && !self.simd_elem(elem, span) {
+                    return err_expr(span);
+                }
+                let ty = self.tys.array(elem, Some(elems.len() as u64), *simd);
                 Expr::new(K::Array(hs), ty, span)
             }
             A::Repeat { elem, count, simd } => {
-                if *simd {
-                    self.err(span, "`simd` vectors are not supported yet");
-                    return err_expr(span);
-                }
                 let Some(count) = self.array_len(count, span) else {
                     return err_expr(span);
                 };
+                if *simd && count == 0 {
+                    self.err(span, "a `simd` vector has at least one element");
+                    return err_expr(span);
+                }
                 if count > MAX_ARRAY_VALUE {
                     let d = self
                         .error(span, format!("array too large: {count} elements (a value may hold at most {MAX_ARRAY_VALUE})"))
@@ -214,10 +215,10 @@ impl<'a> Checker<'a> {
                     Some(t) => self.check_expr(elem, t),
                     None => self.expr(elem, None),
                 };
-                let ty = self.tys.intern(TyKind::Array {
-                    elem: x.ty,
-                    len: Some(count),
-                });
+                if *simd && !self.simd_elem(x.ty, span) {
+                    return err_expr(span);
+                }
+                let ty = self.tys.array(x.ty, Some(count), *simd);
                 Expr::new(K::Repeat(Box::new(x), count), ty, span)
             }
             A::Struct {
@@ -502,6 +503,7 @@ impl<'a> Checker<'a> {
                     if let TyKind::Array {
                         elem: TyTable::U8,
                         len: Some(n),
+                        simd: false,
                     } = *self.tys.kind(h)
                     {
                         if n == bytes.len() as u64 {
@@ -513,10 +515,7 @@ impl<'a> Checker<'a> {
                         }
                     }
                 }
-                let arr = self.tys.intern(TyKind::Array {
-                    elem: TyTable::U8,
-                    len: None,
-                });
+                let arr = self.tys.array(TyTable::U8, None, false);
                 let ty = self.tys.ptr(arr, false);
                 Expr::new(K::Str(bytes.into()), ty, span)
             }
@@ -1042,9 +1041,10 @@ impl<'a> Checker<'a> {
                     _ => self.expr(x, hint),
                 };
                 let t = self.resolve(h.ty);
+                let et = self.lane(t);
                 let ok = match op {
-                    UnaryOp::Not => self.tys.is_int(t) || t == TyTable::BOOL,
-                    _ => self.tys.is_num(t),
+                    UnaryOp::Not => self.tys.is_int(et) || et == TyTable::BOOL,
+                    _ => self.tys.is_num(et),
                 };
                 if !ok && t != TyTable::ERROR {
                     let s = self.ty_str(t);
@@ -1076,7 +1076,10 @@ impl<'a> Checker<'a> {
             UnaryOp::Deref => {
                 let h = self.deref_place(x, span);
                 let t = self.resolve(h.ty);
-                if let TyKind::Array { elem, len: None } = *self.tys.kind(t) {
+                if let TyKind::Array {
+                    elem, len: None, ..
+                } = *self.tys.kind(t)
+                {
                     let s = self.ty_str(elem);
                     let d = self
                         .error(span, format!("cannot read a whole array of unknown length `[{s}]`: it has no size"))
@@ -1107,7 +1110,8 @@ impl<'a> Checker<'a> {
                 self.require_mutable(&h, "change");
                 self.mark_used(&h);
                 let t = self.resolve(h.ty);
-                if !self.tys.is_num(t) && t != TyTable::ERROR {
+                let et = self.lane(t);
+                if !self.tys.is_num(et) && t != TyTable::ERROR {
                     let s = self.ty_str(t);
                     self.err(
                         span,
@@ -1229,13 +1233,30 @@ impl<'a> Checker<'a> {
                     self.bad_operands(op, t, span);
                     return err_expr(span);
                 }
-                let ty = if cmp { TyTable::BOOL } else { t };
+                // Comparing `simd` vectors compares their elements pairwise.
+                let ty = match (cmp, self.tys.as_simd(t)) {
+                    (false, _) => t,
+                    (true, None) => TyTable::BOOL,
+                    (true, Some((_, n))) => self.tys.array(TyTable::BOOL, Some(n), true),
+                };
                 Expr::new(K::Binary(op, Box::new(hl), Box::new(hr)), ty, span)
             }
         }
     }
 
+    /// The type of one element of `t` if it is a `simd` vector, else `t`: the type an
+    /// operator applies to.
+    fn lane(&self, t: Ty) -> Ty {
+        match self.tys.as_simd(t) {
+            Some((elem, _)) => self.resolve(elem),
+            None => t,
+        }
+    }
+
+    /// Whether `op` applies to values of type `t`: primitives, or `simd` vectors of them
+    /// element by element.
     fn op_applies(&self, op: BinOp, t: Ty) -> bool {
+        let t = self.lane(t);
         let (int, float, b) = (self.tys.is_int(t), self.tys.is_float(t), t == TyTable::BOOL);
         let ptr = matches!(self.tys.kind(t), TyKind::Ptr { .. });
         match op {
@@ -1282,13 +1303,21 @@ impl<'a> Checker<'a> {
         if (prim(self, from) && prim(self, to)) || (is_ptr(self, from) && is_ptr(self, to)) {
             return Expr::new(K::Cast(Box::new(h)), to, span);
         }
+        // `simd` vectors of one length convert element by element.
+        if let (Some((a, m)), Some((b, n))) = (self.tys.as_simd(from), self.tys.as_simd(to)) {
+            let (a, b) = (self.resolve(a), self.resolve(b));
+            if m == n && ((prim(self, a) && prim(self, b)) || (is_ptr(self, a) && is_ptr(self, b)))
+            {
+                return Expr::new(K::Cast(Box::new(h)), to, span);
+            }
+        }
         if self.subtype(from, to).is_some() {
             return self.coerce(h, to);
         }
         let (a, b) = (self.ty_str(from), self.ty_str(to));
         let d = self
             .error(span, format!("invalid cast from `{a}` to `{b}`"))
-            .with_note("`as` converts between numbers and `bool`, and between pointers");
+            .with_note("`as` converts between numbers and `bool`, between pointers, and between `simd` vectors of one length");
         self.emit(d);
         err_expr(span)
     }
@@ -1750,10 +1779,7 @@ impl<'a> Checker<'a> {
                         (
                             ast::PatternKind::Ident { mutable: true, .. },
                             Some(A::Lit(Literal::Str(s))),
-                        ) => Some(self.tys.intern(TyKind::Array {
-                            elem: TyTable::U8,
-                            len: Some(s.len() as u64 + 1),
-                        })),
+                        ) => Some(self.tys.array(TyTable::U8, Some(s.len() as u64 + 1), false)),
                         _ => None,
                     };
                     let h = init.as_ref().map(|e| match declared.or(string_copy) {

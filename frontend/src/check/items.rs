@@ -203,6 +203,24 @@ impl<'a> Checker<'a> {
     /// The type written as `t`, in the current scope.
     /// The value of an array length: a literal, or an immutable static whose initializer
     /// is an integer constant (an error at `span` otherwise).
+    /// Whether `elem` may be the element type of a `simd` vector (a primitive or a
+    /// pointer); reports it at `span` when not.
+    pub(super) fn simd_elem(&mut self, elem: Ty, span: Span) -> bool {
+        let elem = self.resolve(elem);
+        if matches!(
+            self.tys.kind(elem),
+            TyKind::Prim(_) | TyKind::Ptr { .. } | TyKind::Var(_) | TyKind::Error
+        ) {
+            return true;
+        }
+        let s = self.ty_str(elem);
+        self.err(
+            span,
+            format!("the elements of a `simd` vector are numbers, `bool`s or pointers, not `{s}`"),
+        );
+        false
+    }
+
     pub(super) fn array_len(&mut self, n: &ast::ArrayLen, span: Span) -> Option<u64> {
         let p = match n {
             ast::ArrayLen::Lit(n) => return Some(*n),
@@ -250,11 +268,13 @@ impl<'a> Checker<'a> {
                 self.tys.tuple(ts)
             }
             TypeKind::Array { elem, len, simd } => {
-                if *simd {
-                    self.err(t.span, "`simd` types are not supported yet");
+                let elem = self.resolve_type(elem);
+                if *simd && (len.is_none() || !self.simd_elem(elem, t.span)) {
+                    if len.is_none() {
+                        self.err(t.span, "a `simd` type needs a length: `simd[T * N]`");
+                    }
                     return TyTable::ERROR;
                 }
-                let elem = self.resolve_type(elem);
                 if len.is_none() && !pointee {
                     let s = self.ty_str(elem);
                     let d = self
@@ -273,7 +293,11 @@ impl<'a> Checker<'a> {
                     },
                     None => None,
                 };
-                self.tys.intern(TyKind::Array { elem, len })
+                if *simd && len == Some(0) {
+                    self.err(t.span, "a `simd` vector has at least one element");
+                    return TyTable::ERROR;
+                }
+                self.tys.array(elem, len, *simd)
             }
             TypeKind::Fn { param, ret } => {
                 let dom = self.resolve_type(param);
@@ -627,10 +651,7 @@ impl<'a> Checker<'a> {
                         _ => None,
                     })
                     .map_or(TyTable::ERROR, |t| self.resolve_type(t));
-                self.tys.intern(TyKind::Array {
-                    elem,
-                    len: Some(elems.len() as u64),
-                })
+                self.tys.array(elem, Some(elems.len() as u64), false)
             }
             _ => {
                 self.err(

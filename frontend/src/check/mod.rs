@@ -189,8 +189,14 @@ pub(crate) fn ty_name(
             "({})",
             ts.iter().map(|&t| f(t)).collect::<Vec<_>>().join(", ")
         ),
-        TyKind::Array { elem, len: Some(n) } => format!("[{} * {n}]", f(*elem)),
-        TyKind::Array { elem, len: None } => format!("[{}]", f(*elem)),
+        TyKind::Array {
+            elem,
+            len: Some(n),
+            simd,
+        } => format!("{}[{} * {n}]", if *simd { "simd" } else { "" }, f(*elem)),
+        TyKind::Array {
+            elem, len: None, ..
+        } => format!("[{}]", f(*elem)),
         TyKind::Ptr {
             pointee,
             mutable,
@@ -544,9 +550,18 @@ impl<'a> Checker<'a> {
             | (TyKind::Enum(d, x), TyKind::Enum(e, y)) => {
                 d == e && x.iter().zip(&y).all(|(&p, &q)| self.unify(p, q))
             }
-            (TyKind::Array { elem: p, len: m }, TyKind::Array { elem: q, len: n }) => {
-                m == n && self.unify(p, q)
-            }
+            (
+                TyKind::Array {
+                    elem: p,
+                    len: m,
+                    simd: s,
+                },
+                TyKind::Array {
+                    elem: q,
+                    len: n,
+                    simd: t,
+                },
+            ) => m == n && s == t && self.unify(p, q),
             (
                 TyKind::Ptr {
                     pointee: p,
@@ -645,9 +660,18 @@ impl<'a> Checker<'a> {
         }
         let (p, q) = (self.resolve(p), self.resolve(q));
         match (self.tys.kind(p).clone(), self.tys.kind(q).clone()) {
-            (TyKind::Array { elem: a, len: m }, TyKind::Array { elem: b, len: n })
-                if m == n || n.is_none() =>
-            {
+            (
+                TyKind::Array {
+                    elem: a,
+                    len: m,
+                    simd: false,
+                },
+                TyKind::Array {
+                    elem: b,
+                    len: n,
+                    simd: false,
+                },
+            ) if m == n || n.is_none() => {
                 if writable {
                     self.unify(a, b)
                 } else {
@@ -748,8 +772,11 @@ impl<'a> Checker<'a> {
                 TyKind::Array {
                     elem: a,
                     len: Some(_),
+                    simd: false,
                 },
-                TyKind::Array { elem: b, len: None },
+                TyKind::Array {
+                    elem: b, len: None, ..
+                },
             ) => self.unify(a, b),
             _ => self.unify(from, pointee),
         };

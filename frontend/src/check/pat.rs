@@ -97,7 +97,7 @@ impl<'a> Checker<'a> {
                     Literal::Str(s) => {
                         // A string matches an array of bytes of its length (with the
                         // terminating zero), byte by byte.
-                        let fits = matches!(self.tys.kind(rty), TyKind::Array { elem, len: Some(n) }
+                        let fits = matches!(self.tys.kind(rty), TyKind::Array { elem, len: Some(n), simd: false }
                             if *elem == TyTable::U8 && *n == s.len() as u64 + 1);
                         if !fits {
                             let t = self.ty_str(ty);
@@ -167,18 +167,19 @@ impl<'a> Checker<'a> {
                 )
             }
             PatternKind::Array { elems, simd } => {
-                if *simd {
-                    self.err(p.span, "`simd` patterns are not supported yet");
-                    return None;
-                }
                 let elem = match self.tys.kind(rty) {
-                    TyKind::Array { elem, len: Some(n) } if *n == elems.len() as u64 => *elem,
+                    TyKind::Array {
+                        elem,
+                        len: Some(n),
+                        simd: s,
+                    } if *n == elems.len() as u64 && s == simd => *elem,
                     TyKind::Error => TyTable::ERROR,
                     _ => {
                         let s = self.ty_str(ty);
+                        let what = if *simd { "a `simd` vector" } else { "an array" };
                         self.err(
                             p.span,
-                            format!("expected `{s}`, found an array of {} elements", elems.len()),
+                            format!("expected `{s}`, found {what} of {} elements", elems.len()),
                         );
                         return None;
                     }
