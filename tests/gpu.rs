@@ -78,6 +78,7 @@ const PROGRAMS: &[&str] = &[
     "tests/gpu/stencil5x5.art",
     "tests/gpu/math.art",
     "tests/gpu/reverse_block.art",
+    "tests/gpu/simd.art",
     "tests/gpu/host_branch.art",
     "tests/gpu/match_kernels.art",
     "tests/gpu/portable_saxpy.art",
@@ -242,6 +243,8 @@ fn gpu_program_outputs() -> Vec<(&'static str, String)> {
         ("tests/gpu/vector_add.art", "1048576\n".to_string()),
         ("tests/gpu/streaming_store.art", "1048576\n".to_string()),
         ("tests/gpu/reverse_block.art", "1024\n".to_string()),
+        // Every lane of both vector kernels' results (2 x 4096) is right.
+        ("tests/gpu/simd.art", "8192\n".to_string()),
         // Every element takes the arm `n >= 1000` (n = 1024): tripled.
         ("tests/gpu/host_branch.art", "1024\n".to_string()),
         // Both kernels' results equal the host's, element by element.
