@@ -1403,8 +1403,6 @@ impl Parser<'_, '_> {
         }
     }
 
-    /// `summon[T]` and `asm(...)`: reported and skipped.
-    #[inline(never)]
     /// `summon[T]`.
     fn summon_expr(&mut self) -> ExprKind {
         self.bump();
@@ -1414,14 +1412,15 @@ impl Parser<'_, '_> {
         ExprKind::Summon(t)
     }
 
-    fn unsupported_expr(&mut self, start: Span) -> ExprKind {
+    /// `asm(...)`: reported and skipped.
+    #[inline(never)]
+    fn asm_expr(&mut self, start: Span) -> ExprKind {
         self.bump();
-        let what = "inline assembly (`asm`) is";
         if self.expect(&T::LParen) {
             self.skip_balanced(|_| false, false);
             self.bump();
         }
-        self.unsupported(self.since(start), what);
+        self.unsupported(self.since(start), "inline assembly (`asm`) is");
         ExprKind::Error
     }
 
@@ -1563,7 +1562,7 @@ impl Parser<'_, '_> {
                 ExprKind::Return
             }
             T::Summon => self.summon_expr(),
-            T::Asm => self.unsupported_expr(start),
+            T::Asm => self.asm_expr(start),
             _ => {
                 self.error_here("an expression");
                 if !matches!(
