@@ -164,12 +164,8 @@ impl<'a> Checker<'a> {
                 Expr::new(K::Tuple(hs), ty, span)
             }
             A::Array { elems, simd } => {
-                if *simd && elems.is_empty() {
-                    self.err(span, "a `simd` vector has at least one element");
-                    return err_expr(span);
-                }
                 let mut elem = hint.and_then(|h| self.elem_hint(h));
-                if elems.is_empty() && elem.is_none() {
+                if elems.is_empty() && elem.is_none() && !simd {
                     self.err(
                         span,
                         "cannot infer the element type of an empty array; annotate it",
@@ -188,21 +184,21 @@ impl<'a> Checker<'a> {
                     };
                     hs.push(h);
                 }
-                let elem = elem.unwrap_or(TyTable::ERROR);
-                if *simd && !self.simd_elem(elem, span) {
+                let (elem, n) = (elem.unwrap_or(TyTable::ERROR), elems.len() as u64);
+                let ty = if *simd {
+                    self.simd_type(elem, n, span)
+                } else {
+                    self.tys.array(elem, Some(n), false)
+                };
+                if ty == TyTable::ERROR {
                     return err_expr(span);
                 }
-                let ty = self.tys.array(elem, Some(elems.len() as u64), *simd);
                 Expr::new(K::Array(hs), ty, span)
             }
             A::Repeat { elem, count, simd } => {
                 let Some(count) = self.array_len(count, span) else {
                     return err_expr(span);
                 };
-                if *simd && count == 0 {
-                    self.err(span, "a `simd` vector has at least one element");
-                    return err_expr(span);
-                }
                 if count > MAX_ARRAY_VALUE {
                     let d = self
                         .error(span, format!("array too large: {count} elements (a value may hold at most {MAX_ARRAY_VALUE})"))
@@ -215,10 +211,14 @@ impl<'a> Checker<'a> {
                     Some(t) => self.check_expr(elem, t),
                     None => self.expr(elem, None),
                 };
-                if *simd && !self.simd_elem(x.ty, span) {
+                let ty = if *simd {
+                    self.simd_type(x.ty, count, span)
+                } else {
+                    self.tys.array(x.ty, Some(count), false)
+                };
+                if ty == TyTable::ERROR {
                     return err_expr(span);
                 }
-                let ty = self.tys.array(x.ty, Some(count), *simd);
                 Expr::new(K::Repeat(Box::new(x), count), ty, span)
             }
             A::Struct {
@@ -1289,8 +1289,11 @@ impl<'a> Checker<'a> {
 
     fn cast(&mut self, h: Expr, to: Ty, span: Span) -> Expr {
         let from = self.resolve(h.ty);
-        let prim = |c: &Self, t: Ty| c.tys.as_prim(t).is_some();
-        let is_ptr = |c: &Self, t: Ty| matches!(c.tys.kind(t), TyKind::Ptr { .. });
+        // Numbers and `bool` convert into each other, pointers into pointers.
+        let scalar = |c: &Self, a: Ty, b: Ty| {
+            let ptr = |t: Ty| matches!(c.tys.kind(t), TyKind::Ptr { .. });
+            (c.tys.as_prim(a).is_some() && c.tys.as_prim(b).is_some()) || (ptr(a) && ptr(b))
+        };
         if from == to && !self.tys.has_vars(to) {
             let s = self.ty_str(to);
             let d = Diagnostic::warning(span, "useless cast")
@@ -1300,14 +1303,12 @@ impl<'a> Checker<'a> {
         if from == to || from == TyTable::ERROR || to == TyTable::ERROR {
             return Expr { ty: to, ..h };
         }
-        if (prim(self, from) && prim(self, to)) || (is_ptr(self, from) && is_ptr(self, to)) {
+        if scalar(self, from, to) {
             return Expr::new(K::Cast(Box::new(h)), to, span);
         }
         // `simd` vectors of one length convert element by element.
         if let (Some((a, m)), Some((b, n))) = (self.tys.as_simd(from), self.tys.as_simd(to)) {
-            let (a, b) = (self.resolve(a), self.resolve(b));
-            if m == n && ((prim(self, a) && prim(self, b)) || (is_ptr(self, a) && is_ptr(self, b)))
-            {
+            if m == n && scalar(self, self.resolve(a), self.resolve(b)) {
                 return Expr::new(K::Cast(Box::new(h)), to, span);
             }
         }

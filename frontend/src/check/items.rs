@@ -200,27 +200,32 @@ impl<'a> Checker<'a> {
 
     // ----- types -------------------------------------------------------------------------
 
-    /// The type written as `t`, in the current scope.
-    /// The value of an array length: a literal, or an immutable static whose initializer
-    /// is an integer constant (an error at `span` otherwise).
-    /// Whether `elem` may be the element type of a `simd` vector (a primitive or a
-    /// pointer); reports it at `span` when not.
-    pub(super) fn simd_elem(&mut self, elem: Ty, span: Span) -> bool {
-        let elem = self.resolve(elem);
-        if matches!(
-            self.tys.kind(elem),
+    /// `simd[elem * len]`, or the error type after reporting at `span` that `elem` is not a
+    /// primitive or a pointer, or that `len` is zero.
+    pub(super) fn simd_type(&mut self, elem: Ty, len: u64, span: Span) -> Ty {
+        let e = self.resolve(elem);
+        if !matches!(
+            self.tys.kind(e),
             TyKind::Prim(_) | TyKind::Ptr { .. } | TyKind::Var(_) | TyKind::Error
         ) {
-            return true;
+            let s = self.ty_str(e);
+            self.err(
+                span,
+                format!(
+                    "the elements of a `simd` vector are numbers, `bool`s or pointers, not `{s}`"
+                ),
+            );
+            return TyTable::ERROR;
         }
-        let s = self.ty_str(elem);
-        self.err(
-            span,
-            format!("the elements of a `simd` vector are numbers, `bool`s or pointers, not `{s}`"),
-        );
-        false
+        if len == 0 {
+            self.err(span, "a `simd` vector has at least one element");
+            return TyTable::ERROR;
+        }
+        self.tys.array(elem, Some(len), true)
     }
 
+    /// The value of an array length: a literal, or an immutable static whose initializer
+    /// is an integer constant (an error at `span` otherwise).
     pub(super) fn array_len(&mut self, n: &ast::ArrayLen, span: Span) -> Option<u64> {
         let p = match n {
             ast::ArrayLen::Lit(n) => return Some(*n),
@@ -253,6 +258,7 @@ impl<'a> Checker<'a> {
         }
     }
 
+    /// The type written as `t`, in the current scope.
     pub(super) fn resolve_type(&mut self, t: &ast::Type) -> Ty {
         self.resolve_type_in(t, false)
     }
@@ -269,10 +275,8 @@ impl<'a> Checker<'a> {
             }
             TypeKind::Array { elem, len, simd } => {
                 let elem = self.resolve_type(elem);
-                if *simd && (len.is_none() || !self.simd_elem(elem, t.span)) {
-                    if len.is_none() {
-                        self.err(t.span, "a `simd` type needs a length: `simd[T * N]`");
-                    }
+                if *simd && len.is_none() {
+                    self.err(t.span, "a `simd` type needs a length: `simd[T * N]`");
                     return TyTable::ERROR;
                 }
                 if len.is_none() && !pointee {
@@ -293,11 +297,10 @@ impl<'a> Checker<'a> {
                     },
                     None => None,
                 };
-                if *simd && len == Some(0) {
-                    self.err(t.span, "a `simd` vector has at least one element");
-                    return TyTable::ERROR;
+                match (simd, len) {
+                    (true, Some(n)) => self.simd_type(elem, n, t.span),
+                    _ => self.tys.array(elem, len, false),
                 }
-                self.tys.array(elem, len, *simd)
             }
             TypeKind::Fn { param, ret } => {
                 let dom = self.resolve_type(param);
