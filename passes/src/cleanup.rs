@@ -13,7 +13,7 @@
 
 use crate::live::Live;
 use crate::rewrite::{
-    closed_conts, cont_param_types, reached_scope_within, specialize, DefSet, Rewriter, UseCache,
+    closed_conts, cont_param_types, reached_scope_within, specialize_in, DefSet, Rewriter, UseCache,
 };
 use durin_ir::{Def, Node, World};
 use rustc_hash::FxHashMap;
@@ -271,7 +271,7 @@ pub fn drop_params(w: &mut World) -> bool {
         }
         let name = w.name(k).unwrap_or("k").to_string();
         let before = w.num_defs();
-        let clone = specialize(w, k, &subst, &name);
+        let clone = specialize_in(w, k, &subst, &name, &scope, &mut uses);
         tainted.insert(k);
         tainted.extend(callers.iter().copied());
         tainted.extend(scope.iter().copied());

@@ -376,42 +376,74 @@ pub fn closed_conts(w: &World, conts: &DefSet) -> FxHashMap<Def, bool> {
 }
 
 fn closed_from(w: &World, conts: &DefSet, direct: &[(Vec<Def>, Vec<Def>)]) -> FxHashMap<Def, bool> {
-    let index = |c: &Def| conts.get_index_of(c);
-    let mut referenced_by: Vec<Vec<usize>> = vec![Vec::new(); conts.len()];
-    for (i, (cs, _)) in direct.iter().enumerate() {
-        for c in cs {
-            if let Some(j) = index(c) {
-                referenced_by[j].push(i);
-            }
+    let n = conts.len();
+    // The references between members, by position; and who references each member, as
+    // one flat list cut per member.
+    let refs: Vec<Vec<u32>> = direct
+        .iter()
+        .enumerate()
+        .map(|(i, (cs, _))| {
+            let to = cs.iter().filter_map(|c| conts.get_index_of(c));
+            to.filter(|&j| j != i).map(|j| j as u32).collect()
+        })
+        .collect();
+    let mut start = vec![0u32; n + 1];
+    for r in &refs {
+        for &j in r {
+            start[j as usize + 1] += 1;
         }
     }
-    // Free parameters of each continuation, grown to a fixed point.
-    let mut free: Vec<DefSet> = conts
+    for i in 0..n {
+        start[i + 1] += start[i];
+    }
+    let mut fill = start.clone();
+    let mut referrers = vec![0u32; start[n] as usize];
+    for (i, r) in refs.iter().enumerate() {
+        for &j in r {
+            referrers[fill[j as usize] as usize] = i as u32;
+            fill[j as usize] += 1;
+        }
+    }
+    // The continuations whose parameters each member uses without binding them (its own
+    // are bound): a parameter is free exactly when its continuation is, so the sets are as
+    // small as the nesting is deep. Grown to a fixed point.
+    let mut free: Vec<Vec<Def>> = conts
         .iter()
         .zip(direct)
-        .map(|(&c, (_, ps))| ps.iter().copied().filter(|&p| w.ops(p)[0] != c).collect())
-        .collect();
-    let mut work: Vec<usize> = (0..conts.len()).collect();
-    while let Some(i) = work.pop() {
-        let c = conts[i];
-        let mut grown = false;
-        for d in &direct[i].0 {
-            let Some(j) = index(d) else { continue };
-            if j == i {
-                continue;
-            }
-            let add: Vec<Def> = free[j]
+        .map(|(&c, (_, ps))| {
+            let mut owners: Vec<Def> = ps
                 .iter()
-                .copied()
-                .filter(|&p| w.ops(p)[0] != c && !free[i].contains(&p))
+                .map(|&p| w.ops(p)[0])
+                .filter(|&o| o != c)
                 .collect();
-            if !add.is_empty() {
-                free[i].extend(add);
-                grown = true;
+            owners.sort_unstable();
+            owners.dedup();
+            owners
+        })
+        .collect();
+    let mut queued = vec![true; n];
+    let mut work: Vec<u32> = (0..n as u32).collect();
+    let mut add: Vec<Def> = Vec::new();
+    while let Some(i) = work.pop() {
+        let i = i as usize;
+        queued[i] = false;
+        let c = conts[i];
+        for &j in &refs[i] {
+            for &o in &free[j as usize] {
+                if o != c && !free[i].contains(&o) && !add.contains(&o) {
+                    add.push(o);
+                }
             }
         }
-        if grown {
-            work.extend_from_slice(&referenced_by[i]);
+        if add.is_empty() {
+            continue;
+        }
+        free[i].append(&mut add);
+        for &r in &referrers[start[i] as usize..start[i + 1] as usize] {
+            if !queued[r as usize] {
+                queued[r as usize] = true;
+                work.push(r);
+            }
         }
     }
     conts
@@ -421,16 +453,12 @@ fn closed_from(w: &World, conts: &DefSet, direct: &[(Vec<Def>, Vec<Def>)]) -> Fx
         .collect()
 }
 
-/// Clones the scope of `entry` as a new continuation taking the parameters of `entry` for
-/// which `args[i]` is `None`; the others are replaced by `args[i]`. Returns the clone.
-/// Jumps back to `entry` from inside its scope still go to `entry`: a recursive jump
-/// passes its own arguments and is specialized (or not) on its own.
-pub fn specialize(w: &mut World, entry: Def, args: &[Option<Def>], name: &str) -> Def {
-    let scope = reached_scope(w, entry);
-    specialize_in(w, entry, args, name, &scope, &mut UseCache::default())
-}
-
-/// [`specialize`] with the scope of `entry` given.
+/// Clones the scope of `entry` (given: see [`reached_scope`]) as a new continuation taking
+/// the parameters of `entry` for which `args[i]` is `None`; the others are replaced by
+/// `args[i]`. Returns the clone. Jumps back to `entry` from inside its scope still go to
+/// `entry`: a recursive jump passes its own arguments and is specialized (or not) on its
+/// own. `cache` may be shared by every specialization of a pass: what a structural def
+/// reaches never changes.
 pub fn specialize_in(
     w: &mut World,
     entry: Def,
