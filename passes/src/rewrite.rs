@@ -107,7 +107,7 @@ impl<'c> Rewriter<'c> {
         };
         let map = &self.map;
         cache
-            .of(w, x)
+            .reached(w, x)
             .iter()
             .all(|y| map.get(y).is_none_or(|to| to == y))
     }
@@ -168,7 +168,7 @@ impl UseCache {
     pub fn direct_uses(&mut self, w: &World, k: Def) -> (Vec<Def>, Vec<Def>) {
         let mut all: Vec<Def> = Vec::new();
         for &o in w.ops(k) {
-            all.extend_from_slice(&self.of(w, o));
+            all.extend_from_slice(self.reached(w, o));
         }
         all.sort_unstable();
         all.dedup();
@@ -178,8 +178,23 @@ impl UseCache {
     /// The continuations and parameters `d` reaches through structural defs (`d` itself
     /// if it is one).
     pub fn of(&mut self, w: &World, d: Def) -> Rc<[Def]> {
+        self.compute(w, d);
+        self.sets[d.index()].clone().expect("just computed")
+    }
+
+    /// [`UseCache::of`], borrowed.
+    fn reached(&mut self, w: &World, d: Def) -> &[Def] {
+        self.compute(w, d);
+        self.sets[d.index()].as_deref().expect("just computed")
+    }
+
+    /// Computes the set of `d` (and of the operands it needs) unless known.
+    fn compute(&mut self, w: &World, d: Def) {
         if self.sets.len() < w.num_defs() {
             self.sets.resize(w.num_defs(), None);
+        }
+        if self.sets[d.index()].is_some() {
+            return;
         }
         let mut stack = vec![(d, false)];
         while let Some((x, expanded)) = stack.pop() {
@@ -202,7 +217,6 @@ impl UseCache {
             };
             self.sets[x.index()] = Some(set);
         }
-        self.sets[d.index()].clone().expect("just computed")
     }
 
     /// The union of the (computed) sets of `ops`, sharing the largest one when it holds
