@@ -23,9 +23,7 @@
 
 use crate::live::Live;
 use crate::pipeline::Remap;
-use crate::rewrite::{
-    closed_conts, cont_param_types, is_function_type, DefSet, ScopeIndex, UseCache,
-};
+use crate::rewrite::{cont_param_types, is_function_type, DefSet, ScopeIndex, UseCache};
 use durin_diag::Diagnostic;
 use durin_ir::{AddrSpace, Def, Node, Type, TypeKind, World};
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -69,7 +67,8 @@ enum Kind {
 pub fn run(w: &World) -> Result<(World, Remap, Stats), Diagnostic> {
     let live = Live::new(w);
     let conts: DefSet = live.conts().iter().copied().collect();
-    let closed = closed_conts(w, &conts);
+    let mut index = ScopeIndex::default();
+    let closed = index.rebuild_closed(w, &conts);
     let users = live.users(w);
     let mut kinds = FxHashMap::default();
     for &k in &conts {
@@ -85,8 +84,6 @@ pub fn run(w: &World) -> Result<(World, Remap, Stats), Diagnostic> {
         };
         kinds.insert(k, kind);
     }
-    let mut index = ScopeIndex::default();
-    index.rebuild(w, &conts);
     let closures: Vec<Def> = (conts.iter().copied())
         .filter(|k| matches!(kinds[k], Kind::Convert | Kind::Lift))
         .collect();

@@ -185,10 +185,10 @@ impl Pe<'_> {
     fn refresh(&mut self) {
         self.live = Live::new(self.w);
         let conts: DefSet = self.live.conts().iter().copied().collect();
-        self.index.rebuild(self.w, &conts);
         self.closed = if self.opts.cff {
-            self.index.closed(self.w, &conts)
+            self.index.rebuild_closed(self.w, &conts)
         } else {
+            self.index.rebuild(self.w, &conts);
             FxHashMap::default()
         };
     }

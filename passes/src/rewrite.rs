@@ -328,24 +328,43 @@ impl ScopeIndex {
     /// Forgets every edge and records those of the continuations in `conts` (what is known
     /// about structural defs is kept).
     pub fn rebuild(&mut self, w: &World, conts: &DefSet) {
+        self.rebuild_direct(w, conts);
+    }
+
+    /// [`ScopeIndex::rebuild`], and which of `conts` are closed (see
+    /// [`ScopeIndex::closed`]), from one look at each continuation's uses.
+    pub fn rebuild_closed(&mut self, w: &World, conts: &DefSet) -> FxHashMap<Def, bool> {
+        let direct = self.rebuild_direct(w, conts);
+        closed_from(w, conts, &direct)
+    }
+
+    fn rebuild_direct(&mut self, w: &World, conts: &DefSet) -> Vec<(Vec<Def>, Vec<Def>)> {
         self.param_users.clear();
         self.referenced_by.clear();
-        for &k in conts {
-            self.add(w, k);
-        }
+        (conts.iter())
+            .map(|&k| {
+                let uses = self.cache.direct_uses(w, k);
+                self.record(w, k, &uses);
+                uses
+            })
+            .collect()
     }
 
     /// Records what `k` uses now (`k`'s direct uses); returns the continuations it
     /// references.
     pub fn add(&mut self, w: &World, k: Def) -> Vec<Def> {
-        let (conts, params) = self.cache.direct_uses(w, k);
-        for p in params {
+        let uses = self.cache.direct_uses(w, k);
+        self.record(w, k, &uses);
+        uses.0
+    }
+
+    fn record(&mut self, w: &World, k: Def, (conts, params): &(Vec<Def>, Vec<Def>)) {
+        for &p in params {
             self.param_users.add(w.ops(p)[0], k);
         }
-        for &c in &conts {
+        for &c in conts {
             self.referenced_by.add(c, k);
         }
-        conts
     }
 
     /// The scope of `entry` (see [`reached_scope`]), the entry first: users of a member's
