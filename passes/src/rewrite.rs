@@ -456,17 +456,29 @@ fn closed_from(w: &World, conts: &DefSet, direct: &[(Vec<Def>, Vec<Def>)]) -> Fx
         .collect();
     let mut queued = vec![true; n];
     let mut work: Vec<u32> = (0..n as u32).collect();
+    // The members of the set being grown, marked by def number: long sequences of calls
+    // nest hundreds of return points, and so make sets of hundreds.
+    let mut marked = vec![false; w.num_defs()];
     let mut add: Vec<Def> = Vec::new();
     while let Some(i) = work.pop() {
         let i = i as usize;
         queued[i] = false;
         let c = conts[i];
+        marked[c.index()] = true;
+        for &o in &free[i] {
+            marked[o.index()] = true;
+        }
         for &j in &refs[i] {
             for &o in &free[j as usize] {
-                if o != c && !free[i].contains(&o) && !add.contains(&o) {
+                if !marked[o.index()] {
+                    marked[o.index()] = true;
                     add.push(o);
                 }
             }
+        }
+        marked[c.index()] = false;
+        for &o in free[i].iter().chain(&add) {
+            marked[o.index()] = false;
         }
         if add.is_empty() {
             continue;
