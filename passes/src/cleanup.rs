@@ -13,7 +13,7 @@
 
 use crate::live::Live;
 use crate::rewrite::{
-    closed_conts, cont_param_types, reached_scope_within, specialize_in, DefSet, Rewriter, UseCache,
+    cont_param_types, reached_scope_within, specialize_in, DefSet, Rewriter, ScopeIndex,
 };
 use durin_ir::{Def, Node, World};
 use rustc_hash::FxHashMap;
@@ -200,10 +200,12 @@ pub fn drop_params(w: &mut World) -> bool {
     // callers, not in `sites`). A candidate that touches any of it waits for the next sweep,
     // which sees the world as it is then.
     let mut tainted: DefSet = DefSet::default();
-    // One cache for the whole pass: a fresh one per continuation is as large as the world.
-    let mut uses = UseCache::default();
+    // One cache for the whole pass (a fresh one per continuation is as large as the
+    // world), filled first by deciding which continuations are closed.
     let all: DefSet = conts.iter().copied().collect();
-    let closed = closed_conts(w, &all);
+    let mut index = ScopeIndex::default();
+    let closed = index.closed(w, &all);
+    let uses = index.cache();
     let is_closed = |d: Def| closed.get(&d).copied().unwrap_or(false);
     for &k in conts {
         if w.is_external(k) || w.body(k).is_none() || tainted.contains(&k) {
@@ -271,7 +273,7 @@ pub fn drop_params(w: &mut World) -> bool {
         }
         let name = w.name(k).unwrap_or("k").to_string();
         let before = w.num_defs();
-        let clone = specialize_in(w, k, &subst, &name, &scope, &mut uses);
+        let clone = specialize_in(w, k, &subst, &name, &scope, uses);
         tainted.insert(k);
         tainted.extend(callers.iter().copied());
         tainted.extend(scope.iter().copied());

@@ -328,26 +328,26 @@ impl ScopeIndex {
     /// Forgets every edge and records those of the continuations in `conts` (what is known
     /// about structural defs is kept).
     pub fn rebuild(&mut self, w: &World, conts: &DefSet) {
-        self.rebuild_direct(w, conts);
+        self.param_users.clear();
+        self.referenced_by.clear();
+        for &k in conts {
+            self.add(w, k);
+        }
     }
 
     /// [`ScopeIndex::rebuild`], and which of `conts` are closed (see
     /// [`ScopeIndex::closed`]), from one look at each continuation's uses.
     pub fn rebuild_closed(&mut self, w: &World, conts: &DefSet) -> FxHashMap<Def, bool> {
-        let direct = self.rebuild_direct(w, conts);
-        closed_from(w, conts, &direct)
-    }
-
-    fn rebuild_direct(&mut self, w: &World, conts: &DefSet) -> Vec<(Vec<Def>, Vec<Def>)> {
         self.param_users.clear();
         self.referenced_by.clear();
-        (conts.iter())
+        let direct: Vec<(Vec<Def>, Vec<Def>)> = (conts.iter())
             .map(|&k| {
                 let uses = self.cache.direct_uses(w, k);
                 self.record(w, k, &uses);
                 uses
             })
-            .collect()
+            .collect();
+        closed_from(w, conts, &direct)
     }
 
     /// Records what `k` uses now (`k`'s direct uses); returns the continuations it
