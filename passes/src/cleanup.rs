@@ -13,7 +13,7 @@
 
 use crate::live::Live;
 use crate::rewrite::{
-    cont_param_types, reached_scope_within, specialize_in, DefSet, Rewriter, ScopeIndex,
+    cont_param_types, reached_scope_within, specialize_in, DefSet, Rewriter, ScopeIndex, UseCache,
 };
 use durin_ir::{Def, Node, World};
 use rustc_hash::FxHashMap;
@@ -155,6 +155,18 @@ pub fn eta(w: &mut World) -> bool {
     }
     if target.is_empty() {
         return false;
+    }
+    // A candidate whose parameters are used outside its own body stays: code it reaches
+    // (a return point that partial evaluation moved inside its scope) still reads them.
+    let mut cache = UseCache::default();
+    for &c in live.conts() {
+        let (_, params) = cache.direct_uses(w, c);
+        for p in params {
+            let owner = w.ops(p)[0];
+            if owner != c {
+                target.remove(&owner);
+            }
+        }
     }
     let mut rw = Rewriter::new();
     let mut mapped = false;
