@@ -221,7 +221,11 @@ fn free_values(
     }
     for &c in closures {
         for &x in &free[&c] {
-            if w.node(x) == Node::Cont && !is_function_type(w, w.type_of(x)) {
+            // A block of the code around, or a return point given to it: either is a jump
+            // out of the closure, which a native function cannot make.
+            let point = matches!(w.kind(w.type_of(x)), TypeKind::Cont(_))
+                && !is_function_type(w, w.type_of(x));
+            if point && matches!(w.node(x), Node::Cont | Node::Param(_)) {
                 return Err(Diagnostic::error_at(
                     w.loc(c),
                     format!(
@@ -232,7 +236,7 @@ fn free_values(
                 )
                 .with_note_at(
                     w.loc(x),
-                    "native code can leave a function only by returning; partial evaluation (`-O2`, or `pe` in the pipeline) inlines the closure when the function it is passed to is marked `@`",
+                    "native code can leave a function only by returning; partial evaluation (`-O2`, or `pe` in the pipeline) removes such a closure by specializing the function it is passed to (inside a recursion, at most 16 times deep), or by inlining it where that function is marked `@`",
                 ));
             }
             if mentions_mem(w, w.type_of(x)) {

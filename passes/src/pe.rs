@@ -20,7 +20,7 @@
 //! call site and the chain of specializations that led to it.
 
 use crate::live::Live;
-use crate::rewrite::{is_function, specialize_in, DefSet, Rewriter, ScopeIndex};
+use crate::rewrite::{is_function, is_function_type, specialize_in, DefSet, Rewriter, ScopeIndex};
 use durin_diag::Diagnostic;
 use durin_ir::{Def, Node, Span, TypeKind, World};
 use rustc_hash::FxHashMap;
@@ -90,6 +90,9 @@ struct Pe<'w> {
     cff_count: FxHashMap<Def, u32>,
     /// Which continuations are closed (top-level functions).
     closed: FxHashMap<Def, bool>,
+    /// Which closures jump out of the code around them (see [`Pe::jumps_out`]), found this
+    /// round.
+    jumps_out: FxHashMap<Def, bool>,
     /// Continuations whose scope has been cloned: their own jumps are left alone.
     templates: DefSet,
     /// Scopes, kept up to date as continuations are made and rewritten.
@@ -135,6 +138,7 @@ pub fn run(w: &mut World, opts: Options) -> Result<Stats, Diagnostic> {
         growth: Vec::new(),
         cff_count: FxHashMap::default(),
         closed: FxHashMap::default(),
+        jumps_out: FxHashMap::default(),
         templates: DefSet::default(),
         index: ScopeIndex::default(),
         live: Live::default(),
@@ -183,6 +187,7 @@ impl Pe<'_> {
 
     /// Recomputes what the program reaches, its scopes and its top-level functions.
     fn refresh(&mut self) {
+        self.jumps_out.clear();
         self.live = Live::new(self.w);
         let conts: DefSet = self.live.conts().iter().copied().collect();
         self.closed = if self.opts.cff {
@@ -298,15 +303,17 @@ impl Pe<'_> {
             self.inline(k, target, &args);
             return Ok(true);
         }
-        if self.opts.cff
-            && !self.w.is_external(target)
-            && self.cff_count.get(&target).copied().unwrap_or(0) < CFF_LIMIT
-            && !self.closed.get(&target).copied().unwrap_or(true)
-        {
-            let key_args = self.substituted(&args, |w, a| w.node(a) == Node::Cont);
+        if !self.opts.cff || self.w.is_external(target) {
+            return Ok(false);
+        }
+        let key_args = self.substituted(&args, |w, a| w.node(a) == Node::Cont);
+        if !key_args.iter().any(Option::is_some) {
+            return Ok(false);
+        }
+        if !self.is_closed(target) {
             // Only small local continuations (loops, join points): specializing a
             // large region copies it, and the copies nest.
-            if key_args.iter().any(Option::is_some)
+            if self.cff_count.get(&target).copied().unwrap_or(0) < CFF_LIMIT
                 && self.index.scope(target).len() <= CFF_MAX_SCOPE
             {
                 if self.jump_to_clone(k, target, &args, key_args)? {
@@ -315,8 +322,70 @@ impl Pe<'_> {
                 }
                 return Ok(true);
             }
+        } else if self.nesting(k, target) < CFF_LIMIT && args.iter().any(|&a| self.jumps_out(a)) {
+            // A function passed a closure that jumps out of the code around it: specialized
+            // on it at every call site (as Thorin's control-flow lowering does for every
+            // closure), so that those jumps stay inside one function. Only a recursion that
+            // passes a new closure each time is bounded.
+            if self.jump_to_clone(k, target, &args, key_args)? {
+                self.stats.cff += 1;
+            }
+            return Ok(true);
         }
         Ok(false)
+    }
+
+    /// How many of the specializations that made `k`, and the sites that made those, back
+    /// to the original code, were specializations of `target`.
+    fn nesting(&self, k: Def, target: Def) -> u32 {
+        let mut n = 0;
+        let mut at = k;
+        while let Some(&(site, callee, _)) = self.origin.get(&at) {
+            n += u32::from(callee == target);
+            at = site;
+        }
+        n
+    }
+
+    /// Whether continuation `k` uses no parameter of another continuation.
+    fn is_closed(&self, k: Def) -> bool {
+        self.closed.get(&k).copied().unwrap_or(true)
+    }
+
+    /// Whether `a` is a closure that jumps to a block or return point of the code around
+    /// it (`break`, `continue`, `return` inside the closure): native code cannot convert
+    /// it, so a function it is passed to is specialized on it (memoized per round).
+    fn jumps_out(&mut self, a: Def) -> bool {
+        if self.w.node(a) != Node::Cont
+            || self.is_closed(a)
+            || !is_function_type(self.w, self.w.type_of(a))
+        {
+            return false;
+        }
+        if let Some(&j) = self.jumps_out.get(&a) {
+            return j;
+        }
+        let scope = self.index.scope(a);
+        let mut out = false;
+        let w = &*self.w;
+        // A block of the code around, or a return point it was given.
+        let is_point = |d: Def| {
+            matches!(w.kind(w.type_of(d)), TypeKind::Cont(_)) && !is_function_type(w, w.type_of(d))
+        };
+        for &m in &scope {
+            let (conts, params) = self.index.cache().direct_uses(w, m);
+            out = conts
+                .iter()
+                .any(|&c| !scope.contains(&c) && !self.is_closed(c) && is_point(c))
+                || params
+                    .iter()
+                    .any(|&p| !scope.contains(&w.ops(p)[0]) && is_point(p));
+            if out {
+                break;
+            }
+        }
+        self.jumps_out.insert(a, out);
+        out
     }
 
     /// The arguments to substitute: those `pick` accepts, never the `mem` token or an
