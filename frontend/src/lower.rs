@@ -414,7 +414,14 @@ impl<'p> Lowerer<'p> {
             // A math builtin is the C library's function for its type: `sqrt[f32]` is
             // `sqrtf`, `sqrt[f64]` is `sqrt` (as the GPU's libraries name them too).
             let name: Box<str> = if &**cc == "builtin" {
-                match self.math_builtin(name, &key.1, span) {
+                // Its type: the type argument, or a monomorphic declaration's parameter
+                // (`fn sqrt(f64) -> f64`).
+                let dom = self.conc(info.dom);
+                let at = key.1.first().copied().or_else(|| match self.tys.kind(dom) {
+                    TyKind::Tuple(ts) => ts.first().copied(),
+                    _ => Some(dom),
+                });
+                match self.math_builtin(name, at, span) {
                     Some(n) => n.into(),
                     None => return self.w.bottom(t),
                 }
@@ -586,9 +593,10 @@ impl<'p> Lowerer<'p> {
         self.pure_failed = false;
         let init = match &info.init {
             Some(e) => self.emit(e),
+            // No initializer: numbers start at zero, as in C (pointers stay undefined).
             None => {
                 let t = self.ir_ty(info.ty);
-                self.w.bottom(t)
+                self.filler(t)
             }
         };
         self.pure = saved_pure;
@@ -693,9 +701,10 @@ impl<'p> Lowerer<'p> {
         }
     }
 
-    /// The value of an enum's payloads that its variant does not use: zero numbers, so that
-    /// tests of another variant's patterns, computed before the tag decides, are defined.
-    /// Leaves that patterns never compare (pointers, functions) stay undefined.
+    /// Zero numbers in the shape of `t`: the value of an enum's payloads that its variant
+    /// does not use (so that tests of another variant's patterns, computed before the tag
+    /// decides, are defined), and of a static without an initializer. Leaves that patterns
+    /// never compare (pointers, functions) stay undefined.
     fn filler(&mut self, t: Type) -> Def {
         match self.w.kind(t).clone() {
             TypeKind::Bool | TypeKind::Int { .. } | TypeKind::Float { .. } => self.w.lit(t, 0),
@@ -1564,9 +1573,8 @@ impl Lowerer<'_> {
         ));
     }
 
-    /// The symbol of math builtin `name` at type arguments `targs`, or `None` after an
-    /// error at `span`.
-    fn math_builtin(&mut self, name: &str, targs: &[Ty], span: Span) -> Option<String> {
+    /// The symbol of math builtin `name` at type `at`, or `None` after an error at `span`.
+    fn math_builtin(&mut self, name: &str, at: Option<Ty>, span: Span) -> Option<String> {
         if !MATH_BUILTINS.contains(&name) {
             self.diags.push(
                 Diagnostic::error(span, format!("`{name}` is not a builtin durin provides"))
@@ -1578,7 +1586,7 @@ impl Lowerer<'_> {
             );
             return None;
         }
-        let at = targs.first().map(|&t| self.conc(t));
+        let at = at.map(|t| self.conc(t));
         match at.map(|t| self.tys.kind(t).clone()) {
             Some(TyKind::Prim(Prim::Float { bits: 32 })) => Some(format!("{name}f")),
             Some(TyKind::Prim(Prim::Float { bits: 64 })) => Some(name.to_string()),

@@ -874,12 +874,6 @@ impl<'a> Checker<'a> {
             }
             (c.zonk(t), init)
         });
-        if init.is_none() {
-            self.err(
-                name.span,
-                format!("static `{}` needs an initializer", name.name),
-            );
-        }
         if let Some(span) = init.as_ref().and_then(|i| impure_part(i, false)) {
             let d = self
                 .error(span, "a static's initializer must be a constant expression")
