@@ -12,7 +12,9 @@
 //! The same rounds also inline continuations used exactly once, as the callee of one jump
 //! (beta reduction), which is how closures passed to a specialized function disappear, and,
 //! with [`Options::cff`], specialize jumps to inner continuations on the continuations they
-//! are passed (the return point of a local loop), so that what remains is first-order.
+//! are passed (the return point of a local loop), and calls of any function on closures
+//! that jump out of the code around them (a `for` body with `break`), so that what remains
+//! is first-order.
 //!
 //! Each specialization costs one unit of fuel, and one more per [`FUEL_DEFS`] definitions
 //! it makes (inlining removes a continuation and costs none); past [`MAX_DEFS`]
