@@ -414,12 +414,15 @@ impl<'p> Lowerer<'p> {
             // A math builtin is the C library's function for its type: `sqrt[f32]` is
             // `sqrtf`, `sqrt[f64]` is `sqrt` (as the GPU's libraries name them too).
             let name: Box<str> = if &**cc == "builtin" {
-                // Its type: the type argument, or a monomorphic declaration's parameter
-                // (`fn sqrt(f64) -> f64`).
-                let dom = self.conc(info.dom);
-                let at = key.1.first().copied().or_else(|| match self.tys.kind(dom) {
+                // Its type: the first parameter's, instantiated (`sqrt[T](T)` at `f32`) or
+                // as declared (`fn sqrt(f64) -> f64`).
+                let dom = match *self.tys.kind(fty) {
+                    TyKind::Fn { dom, .. } => Some(self.conc(dom)),
+                    _ => None,
+                };
+                let at = dom.and_then(|d| match self.tys.kind(d) {
                     TyKind::Tuple(ts) => ts.first().copied(),
-                    _ => Some(dom),
+                    _ => Some(d),
                 });
                 match self.math_builtin(name, at, span) {
                     Some(n) => n.into(),

@@ -23,7 +23,9 @@
 
 use crate::live::Live;
 use crate::pipeline::Remap;
-use crate::rewrite::{cont_param_types, is_function_type, DefSet, ScopeIndex, UseCache};
+use crate::rewrite::{
+    cont_param_types, is_function_type, is_point_type, DefSet, ScopeIndex, UseCache,
+};
 use durin_diag::Diagnostic;
 use durin_ir::{AddrSpace, Def, Node, Type, TypeKind, World};
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -221,11 +223,10 @@ fn free_values(
     }
     for &c in closures {
         for &x in &free[&c] {
-            // A block of the code around, or a return point given to it: either is a jump
-            // out of the closure, which a native function cannot make.
-            let point = matches!(w.kind(w.type_of(x)), TypeKind::Cont(_))
-                && !is_function_type(w, w.type_of(x));
-            if point && matches!(w.node(x), Node::Cont | Node::Param(_)) {
+            // A block of the code around, or a return point given to it (itself or chosen
+            // by a `select`): either is a jump out of the closure, which a native function
+            // cannot make.
+            if is_point_type(w, w.type_of(x)) {
                 return Err(Diagnostic::error_at(
                     w.loc(c),
                     format!(

@@ -22,7 +22,9 @@
 //! call site and the chain of specializations that led to it.
 
 use crate::live::Live;
-use crate::rewrite::{is_function, is_function_type, specialize_in, DefSet, Rewriter, ScopeIndex};
+use crate::rewrite::{
+    is_function, is_function_type, is_point_type, specialize_in, DefSet, Rewriter, ScopeIndex,
+};
 use durin_diag::Diagnostic;
 use durin_ir::{Def, Node, Span, TypeKind, World};
 use rustc_hash::FxHashMap;
@@ -371,9 +373,7 @@ impl Pe<'_> {
         let mut out = false;
         let w = &*self.w;
         // A block of the code around, or a return point it was given.
-        let is_point = |d: Def| {
-            matches!(w.kind(w.type_of(d)), TypeKind::Cont(_)) && !is_function_type(w, w.type_of(d))
-        };
+        let is_point = |d: Def| is_point_type(w, w.type_of(d));
         for &m in &scope {
             let (conts, params) = self.index.cache().direct_uses(w, m);
             out = conts

@@ -589,11 +589,15 @@ pub fn clone_conts(
 /// are not.
 pub fn is_function_type(w: &World, t: durin_ir::Type) -> bool {
     match w.kind(t) {
-        durin_ir::TypeKind::Cont(ps) => ps.last().is_some_and(|&r| {
-            matches!(w.kind(r), durin_ir::TypeKind::Cont(_)) && !is_function_type(w, r)
-        }),
+        durin_ir::TypeKind::Cont(ps) => ps.last().is_some_and(|&r| is_point_type(w, r)),
         _ => false,
     }
+}
+
+/// Whether `t` is the type of a return point or a block: a continuation type that is not a
+/// function type. A closure cannot jump to one of the code around it in native code.
+pub fn is_point_type(w: &World, t: durin_ir::Type) -> bool {
+    matches!(w.kind(t), durin_ir::TypeKind::Cont(_)) && !is_function_type(w, t)
 }
 
 /// Whether continuation `k` takes a continuation: a function, not a block. Broader than
