@@ -84,6 +84,7 @@ const PROGRAMS: &[&str] = &[
     "tests/gpu/portable_saxpy.art",
     "tests/gpu/conversions.art",
     "tests/gpu/aliased_pointers.art",
+    "tests/gpu/pointer_int_casts.art",
     "tests/gpu/streaming_store.art",
     "tests/gpu/pipeline.art",
     "tests/gpu/shared_sizes.art",
@@ -199,6 +200,10 @@ fn the_cuda_text_shows_restrict_const_launch_bounds_and_shared_memory() {
     let al = cuda("tests/gpu/aliased_pointers.art");
     assert!(al.contains("kernel_0(const float* v"), "{al}");
     assert!(!al.contains("__restrict__"), "{al}");
+    // A pointer made from an integer in the kernel: no parameter is shown unaliased.
+    let pi = cuda("tests/gpu/pointer_int_casts.art");
+    assert!(pi.contains("(float*)(unsigned long long)"), "{pi}");
+    assert!(!pi.contains("__restrict__"), "{pi}");
 }
 
 #[test]
@@ -223,7 +228,7 @@ fn a_program_without_kernels_has_no_cuda_code() {
 #[test]
 fn the_interpreter_runs_cuda_kernels() {
     // The programs that run in seconds there.
-    for (p, want) in gpu_program_outputs().into_iter().take(10) {
+    for (p, want) in gpu_program_outputs().into_iter().take(11) {
         assert_eq!(ok(&interp_cuda("off", &[p]), p), want, "{p}");
     }
 }
@@ -250,6 +255,7 @@ fn gpu_program_outputs() -> Vec<(&'static str, String)> {
         // Both kernels' results equal the host's, element by element.
         ("tests/gpu/match_kernels.art", "2048\n".to_string()),
         ("tests/gpu/aliased_pointers.art", "1024\n".to_string()),
+        ("tests/gpu/pointer_int_casts.art", "1024\n".to_string()),
         (
             "tests/gpu/reduce_atomic.art",
             format!("gpu {sum} cpu {sum} equal\n"),
@@ -725,6 +731,13 @@ fn gpu_portable_program_equals_its_cpu_mapping() {
 fn gpu_aliased_pointers_are_not_restrict() {
     require_gpu();
     assert_eq!(run_on_gpu("tests/gpu/aliased_pointers.art"), "1024\n");
+}
+
+#[test]
+#[ignore = "runs kernels on an NVIDIA GPU"]
+fn gpu_pointers_made_from_integers_are_not_restrict() {
+    require_gpu();
+    assert_eq!(run_on_gpu("tests/gpu/pointer_int_casts.art"), "1024\n");
 }
 
 #[test]

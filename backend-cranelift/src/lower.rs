@@ -266,6 +266,10 @@ impl<'a> ModuleLowering<'a> {
             Node::Bitcast if matches!(w.kind(ty), TypeKind::Ptr { .. }) => {
                 self.constant(w.ops(d)[0], at, bytes, desc)?
             }
+            Node::Conv if w.lit_address(d).is_some() => {
+                let a = w.lit_address(d).unwrap_or(0).to_le_bytes();
+                bytes[at as usize..at as usize + 8].copy_from_slice(&a);
+            }
             Node::Tuple | Node::Struct | Node::Array => {
                 for (i, &o) in w.ops(d).iter().enumerate() {
                     let (_, _, off) = self.types.component(w, ty, i as u64)?;
@@ -1025,8 +1029,19 @@ impl<'m, 'a, 'f> FunctionLowering<'m, 'a, 'f> {
 
     fn conv(&mut self, x: Def, to: Type) -> R<Value> {
         let w = self.w();
-        let (from, to) = (self.prim(w.type_of(x))?, self.prim(to)?);
         let v = self.scalar(x)?;
+        // A pointer is a 64-bit integer: an integer widens to it by its sign.
+        if let TypeKind::Ptr { .. } = w.kind(w.type_of(x)) {
+            let Prim::Int { bits, .. } = self.prim(to)? else {
+                return Err(internal("a pointer converts only to an integer"));
+            };
+            return Ok(self.extend(v, int_type(bits as u32), false));
+        }
+        if let TypeKind::Ptr { .. } = w.kind(to) {
+            let signed = matches!(self.prim(w.type_of(x))?, Prim::Int { signed: true, .. });
+            return Ok(self.extend(v, cl::I64, signed));
+        }
+        let (from, to) = (self.prim(w.type_of(x))?, self.prim(to)?);
         Ok(match (from, to) {
             (Prim::Bool, Prim::Bool) => v,
             (Prim::Float { .. }, Prim::Bool) => {

@@ -573,6 +573,11 @@ impl<'m, 'a> Fun<'m, 'a> {
         let w = self.w();
         match w.node(d) {
             Node::Lit(bits) => self.literal(w.type_of(d), bits).map(Some),
+            Node::Conv if w.lit_address(d).is_some() => {
+                let ct = self.m.types.value(w, w.type_of(d))?;
+                let a = w.lit_address(d).unwrap_or(0);
+                Ok(Some(format!("({ct}){a:#x}ull")))
+            }
             Node::Array | Node::Tuple | Node::Struct => {
                 let mut parts = Vec::new();
                 for &o in w.ops(d) {
@@ -885,9 +890,20 @@ impl<'m, 'a> Fun<'m, 'a> {
 
     fn conv(&mut self, x: Def, to: Type) -> R<String> {
         let w = self.w();
-        let (from_p, to_p) = (self.prim(w.type_of(x))?, self.prim(to)?);
         let v = self.val(x)?;
         let ct = self.m.types.value(w, to)?;
+        // A pointer to an integer and back, through 64 bits: an integer widens by its sign.
+        if let TypeKind::Ptr { .. } = w.kind(w.type_of(x)) {
+            return Ok(format!("({ct})(unsigned long long){v}"));
+        }
+        if let TypeKind::Ptr { .. } = w.kind(to) {
+            let wide = match self.prim(w.type_of(x))? {
+                Prim::Int { signed: true, .. } => "long long",
+                _ => "unsigned long long",
+            };
+            return Ok(format!("({ct})({wide}){v}"));
+        }
+        let (from_p, to_p) = (self.prim(w.type_of(x))?, self.prim(to)?);
         Ok(match (from_p, to_p) {
             (Prim::Float { bits: 16 }, Prim::Bool) => format!("__half2float({v}) != 0.0f"),
             (_, Prim::Bool) => format!("{v} != 0"),

@@ -292,6 +292,16 @@ impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {
             Node::Bitcast if matches!(w.kind(ty), TypeKind::Ptr { .. }) => {
                 self.constant(w.ops(d)[0])?
             }
+            Node::Conv if w.lit_address(d).is_some() => {
+                let a = self
+                    .ctx
+                    .i64_type()
+                    .const_int(w.lit_address(d).unwrap_or(0), false);
+                let BasicTypeEnum::PointerType(p) = self.types.value(w, ty)? else {
+                    return Err(internal("a pointer constant of a non-pointer type"));
+                };
+                a.const_to_pointer(p).into()
+            }
             Node::Tuple | Node::Struct | Node::Array => {
                 let mut parts = Vec::new();
                 for &o in w.ops(d) {
@@ -1179,10 +1189,25 @@ impl<'m, 'a, 'ctx> FunctionLowering<'m, 'a, 'ctx> {
 
     fn conv(&mut self, x: Def, to: Type, name: &str) -> R<BasicValueEnum<'ctx>> {
         let w = self.w();
-        let (from_p, to_p) = (self.prim(w.type_of(x))?, self.prim(to)?);
         let v = self.val(x)?;
         let lt = self.m.types.value(w, to)?;
         let b = &self.builder;
+        let i64t = self.m.ctx.i64_type();
+        // A pointer to an integer and back, through 64 bits: an integer widens by its sign.
+        if let TypeKind::Ptr { .. } = w.kind(w.type_of(x)) {
+            let wide = b
+                .build_ptr_to_int(v.into_pointer_value(), i64t, name)
+                .map_err(llvm)?;
+            let n = b.build_int_truncate_or_bit_cast(wide, lt.into_int_type(), name);
+            return Ok(n.map_err(llvm)?.into());
+        }
+        if let TypeKind::Ptr { .. } = w.kind(to) {
+            let signed = matches!(self.prim(w.type_of(x))?, Prim::Int { signed: true, .. });
+            let wide = b.build_int_cast_sign_flag(v.into_int_value(), i64t, signed, name);
+            let p = b.build_int_to_ptr(wide.map_err(llvm)?, lt.into_pointer_type(), name);
+            return Ok(p.map_err(llvm)?.into());
+        }
+        let (from_p, to_p) = (self.prim(w.type_of(x))?, self.prim(to)?);
         Ok(match (from_p, to_p) {
             (Prim::Bool, Prim::Bool) => v,
             (Prim::Float { .. }, Prim::Bool) => {

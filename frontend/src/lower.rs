@@ -861,7 +861,10 @@ impl<'p> Lowerer<'p> {
             K::Field(b, i) if self.in_memory(b) => {
                 let base = self.place(b);
                 let idx = self.w.lit_i64(*i as i64);
-                self.w.lea(base, idx)
+                let at = self.w.lea(base, idx);
+                // The place the interpreter names for an access through a null pointer.
+                self.w.set_loc(at, e.span);
+                at
             }
             K::Index(b, i) if self.in_memory(b) => {
                 let base = self.place(b);

@@ -15,7 +15,8 @@
 //! - comparisons of a non-float value with itself fold;
 //! - `select(true, a, b)` is `a`, `select(false, a, b)` is `b`, `select(c, a, a)` is `a`;
 //! - conversions and bitcasts to the operand's own type vanish; a bitcast of a bitcast
-//!   bitcasts the original;
+//!   bitcasts the original; a pointer converted from a 64-bit integer converted from a
+//!   pointer of its type is that pointer;
 //! - `extract` of a tuple, struct or array built in place, or of an `insert` at a literal
 //!   index, takes the component; `extract` of bottom is bottom; `insert` into a built
 //!   aggregate at a literal index rebuilds it;
@@ -28,7 +29,7 @@
 
 use crate::def::{ArithOp, CmpOp, Def, Node};
 use crate::semantics::{self, mask, Prim};
-use crate::types::Type;
+use crate::types::{Type, TypeKind};
 use crate::world::World;
 
 /// The normalized replacement of `node` of type `ty` over `ops`, if a rule applies.
@@ -47,6 +48,14 @@ pub(crate) fn normalize(w: &mut World, node: Node, ty: Type, ops: &[Def]) -> Opt
             let from = w.type_of(x);
             if from == ty {
                 return Some(x);
+            }
+            // A pointer made from the 64-bit integer made from a pointer of its type.
+            let inner = w.ops(x).first().copied();
+            let wide = matches!(w.kind(from), TypeKind::Int { bits: 64, .. });
+            if let (Node::Conv, true, Some(p)) = (w.node(x), wide, inner) {
+                if w.type_of(p) == ty && matches!(w.kind(ty), TypeKind::Ptr { .. }) {
+                    return Some(p);
+                }
             }
             let v = w.lit_bits(x)?;
             let (f, t) = (prim(w, from)?, prim(w, ty)?);

@@ -250,6 +250,15 @@ pub fn cmp(op: CmpOp, prim: Prim, a: u64, b: u64) -> bool {
     }
 }
 
+/// The 64-bit address an integer of type `from` converts to (widened by its sign).
+pub fn address(from: Prim, v: u64) -> u64 {
+    let u64 = Prim::Int {
+        bits: 64,
+        signed: false,
+    };
+    conv(from, u64, v)
+}
+
 /// Numeric conversion of `v` from `from` to `to`. Integers are sign- or zero-extended by the
 /// source's signedness; float-to-int truncates toward zero and saturates, NaN gives 0;
 /// anything to `bool` is `v != 0`.

@@ -160,8 +160,13 @@ pub fn infer(w: &World, node: Node, ops: &[Def], hint: Option<Type>) -> Result<T
         Node::Conv => {
             arity(node, ops, 1)?;
             let to = need_hint()?;
-            if tys.prim_bits(to).is_none() || tys.prim_bits(t(ops[0])).is_none() {
-                let (a, b) = (show(w, t(ops[0])), show(w, to));
+            let from = t(ops[0]);
+            // Numbers and bool into each other; a pointer into an integer and back.
+            let ptr = |x: Type| matches!(tys.kind(x), TypeKind::Ptr { .. });
+            let int = |x: Type| matches!(tys.kind(x), TypeKind::Int { .. });
+            let prims = tys.prim_bits(to).is_some() && tys.prim_bits(from).is_some();
+            if !prims && !(ptr(from) && int(to)) && !(int(from) && ptr(to)) {
+                let (a, b) = (show(w, from), show(w, to));
                 return Err(format!("cannot convert {a} to {b}"));
             }
             to

@@ -12,10 +12,10 @@
 //! - a `load` through a pointer reads its roots;
 //! - a `store` through it, or an import that writes (an atomic, a streaming store), writes
 //!   its roots;
-//! - a pointer stored to memory, passed to another import or returned escapes: its roots
-//!   are disqualified (what happens to them is not known);
-//! - a store through a pointer of unknown origin (loaded from memory, returned by a call)
-//!   may write anything: every read-only root is disqualified;
+//! - a pointer stored to memory, converted to an integer, passed to another import or
+//!   returned escapes: its roots are disqualified (what happens to them is not known);
+//! - a store through a pointer of unknown origin (loaded from memory, returned by a call,
+//!   made from an integer) may write anything: every read-only root is disqualified;
 //! - a read-only root that may alias a written one is disqualified, unless the launch shows
 //!   the two in different allocations.
 //!
@@ -229,6 +229,7 @@ impl<'w> Tracer<'w> {
         let ops = w.ops(d);
         let get = |x: Def| self.roots.get(&x).cloned().unwrap_or_default();
         let unk = |x: Def| self.unknown.contains(&x);
+        let is_ptr = matches!(w.kind(w.type_of(d)), TypeKind::Ptr { .. });
         match w.node(d) {
             Node::Param(i) if ops[0] == self.kernel => {
                 // Value parameters are numbered after `mem`.
@@ -251,7 +252,6 @@ impl<'w> Tracer<'w> {
                 }
                 // A parameter nothing is passed to here is a function's result, or a
                 // parameter of a function called from elsewhere.
-                let is_ptr = matches!(w.kind(w.type_of(d)), TypeKind::Ptr { .. });
                 u |= is_ptr && !self.incoming.contains_key(&d);
                 (out, u)
             }
@@ -269,13 +269,14 @@ impl<'w> Tracer<'w> {
                     .collect();
                 // A pointer loaded from memory: of unknown origin.
                 let loaded = w.node(ops[0]) == Node::Load;
-                let is_ptr = matches!(w.kind(w.type_of(d)), TypeKind::Ptr { .. });
                 if loaded {
                     out.clear();
                 }
                 (out, unk(ops[0]) || (loaded && is_ptr))
             }
             Node::Bitcast | Node::Lea => (get(ops[0]), unk(ops[0])),
+            // A pointer made from an integer: of unknown origin.
+            Node::Conv => (Vec::new(), is_ptr),
             Node::Select => {
                 let mut out = get(ops[1]);
                 out.extend(get(ops[2]));
@@ -397,6 +398,12 @@ pub(crate) fn trace(
                 }
                 for r in roots_of(ops[2]) {
                     let why = "its address is stored to memory".to_string();
+                    mark(&mut buffers, &r, Access::Disqualified(why), place);
+                }
+            }
+            Node::Conv => {
+                for r in roots_of(ops[0]) {
+                    let why = "its address is converted to an integer".to_string();
                     mark(&mut buffers, &r, Access::Disqualified(why), place);
                 }
             }

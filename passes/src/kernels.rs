@@ -145,6 +145,12 @@ pub fn run(w: &mut World, cx: &mut PassContext<'_>) -> Result<(), Diagnostic> {
             )
         })?;
     }
+    // A pointer made from an integer may alias any other: no parameter is unaliased then.
+    for k in &mut kernels {
+        if makes_pointers(&device, k.def) {
+            k.restrict.iter_mut().for_each(|r| *r = false);
+        }
+    }
     let module = codegen.compile(&device, &kernels)?;
     if module.kernel_names.len() != launches.len() {
         return Err(Diagnostic::error_at(
@@ -187,6 +193,25 @@ pub fn run(w: &mut World, cx: &mut PassContext<'_>) -> Result<(), Diagnostic> {
         rewrite(w, l, launch_fn, src, name, at);
     }
     Ok(())
+}
+
+/// Whether the code `entry` reaches (its body, the continuations it jumps to or passes, and
+/// theirs) converts an integer to a pointer.
+fn makes_pointers(w: &World, entry: Def) -> bool {
+    let mut seen = rustc_hash::FxHashSet::default();
+    let mut stack = vec![entry];
+    while let Some(d) = stack.pop() {
+        if !seen.insert(d) {
+            continue;
+        }
+        let ptr = |t| matches!(w.kind(t), TypeKind::Ptr { .. });
+        if w.node(d) == Node::Conv && ptr(w.type_of(d)) {
+            return true;
+        }
+        // A continuation's operands are its parameters and its body.
+        stack.extend_from_slice(w.ops(d));
+    }
+    false
 }
 
 /// The block size of a launch when it is a constant `(x, y, z)`.

@@ -1289,10 +1289,12 @@ impl<'a> Checker<'a> {
 
     fn cast(&mut self, h: Expr, to: Ty, span: Span) -> Expr {
         let from = self.resolve(h.ty);
-        // Numbers and `bool` convert into each other, pointers into pointers.
+        // Numbers and `bool` convert into each other, pointers into pointers and integers.
         let scalar = |c: &Self, a: Ty, b: Ty| {
             let ptr = |t: Ty| matches!(c.tys.kind(t), TyKind::Ptr { .. });
-            (c.tys.as_prim(a).is_some() && c.tys.as_prim(b).is_some()) || (ptr(a) && ptr(b))
+            let ptr_or_int = |t: Ty| ptr(t) || c.tys.is_int(t);
+            (c.tys.as_prim(a).is_some() && c.tys.as_prim(b).is_some())
+                || (ptr_or_int(a) && ptr_or_int(b) && (ptr(a) || ptr(b)))
         };
         if from == to && !self.tys.has_vars(to) {
             let s = self.ty_str(to);
@@ -1318,7 +1320,7 @@ impl<'a> Checker<'a> {
         let (a, b) = (self.ty_str(from), self.ty_str(to));
         let d = self
             .error(span, format!("invalid cast from `{a}` to `{b}`"))
-            .with_note("`as` converts between numbers and `bool`, between pointers, and between `simd` vectors of one length");
+            .with_note("`as` converts between numbers and `bool`, between pointers and integers, and between `simd` vectors of one length");
         self.emit(d);
         err_expr(span)
     }

@@ -38,6 +38,10 @@ pub(super) enum Op {
     Cmp(CmpOp, Option<Prim>),
     Select,
     Conv(Option<Prim>, Option<Prim>),
+    /// An integer of this type to a pointer.
+    IntToPtr(Prim),
+    /// A pointer to an integer of this type.
+    PtrToInt(Prim),
     Bitcast,
     Agg,
     Extract,
@@ -452,7 +456,11 @@ impl Compiler<'_> {
             Node::Arith(o) => Op::Arith(o, prim(ty)),
             Node::Cmp(o) => Op::Cmp(o, prim(w.type_of(ops[0]))),
             Node::Select => Op::Select,
-            Node::Conv => Op::Conv(prim(w.type_of(ops[0])), prim(ty)),
+            Node::Conv => match (prim(w.type_of(ops[0])), prim(ty)) {
+                (Some(from), None) => Op::IntToPtr(from),
+                (None, Some(to)) => Op::PtrToInt(to),
+                (from, to) => Op::Conv(from, to),
+            },
             Node::Bitcast => Op::Bitcast,
             Node::Tuple | Node::Struct | Node::Array => Op::Agg,
             Node::Extract => Op::Extract,

@@ -45,6 +45,21 @@ impl Pointer {
     pub fn block(&self) -> u32 {
         self.block
     }
+
+    /// Whether the pointer was made from an integer that addresses no block (0: null).
+    pub fn is_from_integer(&self) -> bool {
+        self.block == NO_BLOCK
+    }
+}
+
+/// The block of a pointer made from an integer that addresses no block; its offset is the
+/// integer.
+const NO_BLOCK: u32 = u32::MAX;
+
+/// The integer address of block `b`'s first byte: blocks sit 4 GiB apart from 4 GiB up, so
+/// no block's address is 0 and a pointer made back from an address finds its block.
+fn block_base(b: u32) -> u64 {
+    (b as u64 + 1) << 32
 }
 
 /// How a block was made, and whether `release` freed it.
@@ -177,9 +192,49 @@ impl Memory {
         Ok(Pointer::to_block(self.blocks.len() as u32 - 1))
     }
 
+    /// The integer a pointer converts to (`conv` to an integer type, before truncation).
+    pub(super) fn address(&self, p: &Pointer) -> u64 {
+        match p.block {
+            NO_BLOCK => p.offset as u64,
+            b => block_base(b).wrapping_add(p.offset as u64),
+        }
+    }
+
+    /// The pointer an integer converts to: into the block whose address range holds it,
+    /// else a pointer that addresses no block.
+    pub(super) fn at_address(&self, a: u64) -> Pointer {
+        let hi = a >> 32;
+        let block = match hi.checked_sub(1) {
+            Some(b) if (b as usize) < self.blocks.len() => b as u32,
+            _ => NO_BLOCK,
+        };
+        let offset = match block {
+            NO_BLOCK => a as i64,
+            b => a.wrapping_sub(block_base(b)) as i64,
+        };
+        Pointer {
+            block,
+            offset,
+            elem: 0,
+            index: 0,
+        }
+    }
+
+    /// The block `p` points into; an error for a pointer made from an integer.
+    fn block_of(&self, p: &Pointer) -> Result<usize, String> {
+        match p.block {
+            NO_BLOCK if p.offset == 0 => Err("access through a null pointer".into()),
+            NO_BLOCK => Err(format!(
+                "access at address {:#x}, made from an integer: no memory is there",
+                p.offset
+            )),
+            b => Ok(b as usize),
+        }
+    }
+
     /// The block and offset of `size` bytes at `p`, checked.
     fn range(&self, p: &Pointer, size: u64) -> Result<(usize, usize), String> {
-        let b = &self.blocks[p.block as usize];
+        let b = &self.blocks[self.block_of(p)?];
         if b.state == BlockState::Released {
             return Err(USE_AFTER_RELEASE.into());
         }
@@ -254,7 +309,12 @@ impl Memory {
 
     /// Whether `p` is the start of a block `alloc` returned; releases it.
     pub(super) fn release(&mut self, p: &Pointer) -> Result<(), String> {
-        let b = &mut self.blocks[p.block as usize];
+        if p.block == NO_BLOCK && p.offset == 0 {
+            // Releasing null is allowed, as `free(NULL)` is.
+            return Ok(());
+        }
+        let b = self.block_of(p)?;
+        let b = &mut self.blocks[b];
         match b.state {
             BlockState::Heap if p.offset == 0 => {
                 b.state = BlockState::Released;

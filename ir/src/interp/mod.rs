@@ -866,6 +866,14 @@ impl Interp<'_, '_> {
                 let (from, to) = (from.ok_or(NOT_A_NUMBER)?, to.ok_or(NOT_A_NUMBER)?);
                 Value::Bits(semantics::conv(from, to, bits(op(0))?))
             }
+            Op::IntToPtr(from) => {
+                let a = semantics::address(*from, bits(op(0))?);
+                Value::Ptr(self.memory.at_address(a))
+            }
+            Op::PtrToInt(to) => match op(0) {
+                Value::Undef => Value::Undef,
+                p => Value::Bits(semantics::mask(to.bits(), self.memory.address(pointer(p)?))),
+            },
             Op::Bitcast => op(0).clone(),
             Op::Agg => Value::Agg(Rc::new((0..st.ops.len()).map(|i| op(i).clone()).collect())),
             Op::Extract => {
@@ -1133,6 +1141,7 @@ pub fn format_value(w: &World, ty: Type, v: &Value) -> String {
                 .collect();
             format!("({})", parts.join(", "))
         }
+        (_, Value::Ptr(p)) if p.is_from_integer() => format!("<pointer {:#x}>", p.offset),
         (_, Value::Ptr(p)) => format!("<pointer to block {}>", p.block()),
         (_, Value::Closure(c)) => format!("<continuation {}>", w.name(c.cont).unwrap_or("?")),
         (_, Value::Exit) => "<exit>".into(),
