@@ -326,7 +326,7 @@ impl Pe<'_> {
                 }
                 return Ok(true);
             }
-        } else if self.nesting(k, target) < CFF_LIMIT && args.iter().any(|&a| self.jumps_out(a)) {
+        } else if args.iter().any(|&a| self.jumps_out(a)) && self.nesting(k, target) < CFF_LIMIT {
             // A function passed a closure that jumps out of the code around it: specialized
             // on it at every call site (as Thorin's control-flow lowering does for every
             // closure), so that those jumps stay inside one function. Only a recursion that
