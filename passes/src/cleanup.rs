@@ -12,9 +12,7 @@
 //! Unreachable code is left for [`crate::compact`] (the `dce` pass).
 
 use crate::live::Live;
-use crate::rewrite::{
-    cont_param_types, reached_scope_within, specialize_in, DefSet, Rewriter, ScopeIndex, UseCache,
-};
+use crate::rewrite::{cont_param_types, specialize_in, DefSet, Rewriter, ScopeIndex, UseCache};
 use durin_ir::{Def, Node, World};
 use rustc_hash::FxHashMap;
 
@@ -212,12 +210,16 @@ pub fn drop_params(w: &mut World) -> bool {
     // callers, not in `sites`). A candidate that touches any of it waits for the next sweep,
     // which sees the world as it is then.
     let mut tainted: DefSet = DefSet::default();
-    // One cache for the whole pass (a fresh one per continuation is as large as the
-    // world), filled first by deciding which continuations are closed.
+    // One index for the whole pass: who uses each live continuation's parameters and who
+    // references it, and which continuations are closed. A scope is then found walking
+    // back from its entry, in time proportional to the scope (walking forward through
+    // everything the entry reaches costs that much per candidate, and the candidates of
+    // a large function are many). The clones a sweep makes are not in the index: a
+    // candidate whose scope a clone would join holds a continuation the sweep touched,
+    // and waits for the next sweep.
     let all: DefSet = conts.iter().copied().collect();
     let mut index = ScopeIndex::default();
-    let closed = index.closed(w, &all);
-    let uses = index.cache();
+    let closed = index.rebuild_closed(w, &all);
     let is_closed = |d: Def| closed.get(&d).copied().unwrap_or(false);
     for &k in conts {
         if w.is_external(k) || w.body(k).is_none() || tainted.contains(&k) {
@@ -267,7 +269,7 @@ pub fn drop_params(w: &mut World) -> bool {
         if subst.iter().all(Option::is_none) {
             continue;
         }
-        let scope = reached_scope_within(w, k, |c| c != k && is_closed(c));
+        let scope = index.scope(k);
         if scope.iter().any(|m| tainted.contains(m)) {
             continue;
         }
@@ -285,6 +287,7 @@ pub fn drop_params(w: &mut World) -> bool {
         }
         let name = w.name(k).unwrap_or("k").to_string();
         let before = w.num_defs();
+        let uses = index.cache();
         let clone = specialize_in(w, k, &subst, &name, &scope, uses);
         tainted.insert(k);
         tainted.extend(callers.iter().copied());
