@@ -20,8 +20,10 @@ use rustc_hash::FxHashMap;
 pub fn run(w: &mut World) -> bool {
     let mut any = lower_markers(w);
     any |= fold_constant_loads(w);
+    // What structural defs reach never changes: one cache serves every sweep.
+    let mut uses = UseCache::default();
     for _ in 0..32 {
-        let changed = eta(w) | drop_params(w);
+        let changed = eta(w, &mut uses) | drop_params(w, &mut uses);
         any |= changed;
         if !changed {
             break;
@@ -124,7 +126,7 @@ pub fn fold_constant_loads(w: &mut World) -> bool {
 
 /// Replaces continuations that only forward their parameters by their target; whether any
 /// was.
-pub fn eta(w: &mut World) -> bool {
+pub fn eta(w: &mut World, cache: &mut UseCache) -> bool {
     let live = Live::new(w);
     let mut target: FxHashMap<Def, Def> = FxHashMap::default();
     for &k in live.conts() {
@@ -156,7 +158,6 @@ pub fn eta(w: &mut World) -> bool {
     }
     // A candidate whose parameters are used outside its own body stays: code it reaches
     // (a return point that partial evaluation moved inside its scope) still reads them.
-    let mut cache = UseCache::default();
     for &c in live.conts() {
         let (_, params) = cache.direct_uses(w, c);
         for p in params {
@@ -192,7 +193,7 @@ pub fn eta(w: &mut World) -> bool {
 
 /// Drops parameters of continuations that are only jumped to: unused ones, and those that
 /// every jump passes the same value for. Whether any were.
-pub fn drop_params(w: &mut World) -> bool {
+pub fn drop_params(w: &mut World, uses: &mut UseCache) -> bool {
     let live = Live::new(w);
     let conts = live.conts();
     // Where each continuation is the callee of a jump, and how many such jumps there are.
@@ -218,7 +219,7 @@ pub fn drop_params(w: &mut World) -> bool {
     // candidate whose scope a clone would join holds a continuation the sweep touched,
     // and waits for the next sweep.
     let all: DefSet = conts.iter().copied().collect();
-    let mut index = ScopeIndex::default();
+    let mut index = ScopeIndex::with_cache(std::mem::take(uses));
     let closed = index.rebuild_closed(w, &all);
     let is_closed = |d: Def| closed.get(&d).copied().unwrap_or(false);
     for &k in conts {
@@ -287,8 +288,8 @@ pub fn drop_params(w: &mut World) -> bool {
         }
         let name = w.name(k).unwrap_or("k").to_string();
         let before = w.num_defs();
-        let uses = index.cache();
-        let clone = specialize_in(w, k, &subst, &name, &scope, uses);
+        let cache = index.cache();
+        let clone = specialize_in(w, k, &subst, &name, &scope, cache);
         tainted.insert(k);
         tainted.extend(callers.iter().copied());
         tainted.extend(scope.iter().copied());
@@ -298,11 +299,12 @@ pub fn drop_params(w: &mut World) -> bool {
             .collect();
         for c in made {
             tainted.insert(c);
-            tainted.extend(uses.direct_uses(w, c).0);
+            tainted.extend(cache.direct_uses(w, c).0);
         }
         let keep: Vec<bool> = subst.iter().map(Option::is_none).collect();
         replaced.push((k, clone, keep));
     }
+    *uses = index.into_cache();
     let changed = !replaced.is_empty();
     for (k, clone, keep) in replaced {
         for &s in &sites[&k] {

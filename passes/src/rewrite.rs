@@ -317,6 +317,20 @@ pub struct ScopeIndex {
 }
 
 impl ScopeIndex {
+    /// An index with no edges that knows what `cache` knows about structural defs.
+    pub fn with_cache(cache: UseCache) -> ScopeIndex {
+        ScopeIndex {
+            cache,
+            ..ScopeIndex::default()
+        }
+    }
+
+    /// What the index knows about structural defs, to give to another index of the same
+    /// world.
+    pub fn into_cache(self) -> UseCache {
+        self.cache
+    }
+
     /// What the index knows about structural defs.
     pub fn cache(&mut self) -> &mut UseCache {
         &mut self.cache
