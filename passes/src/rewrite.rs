@@ -260,7 +260,17 @@ pub fn reached_scope(w: &World, entry: Def) -> DefSet {
 /// only they reach does not either). The walk of a function that calls the next of a
 /// chain of thousands stops at the next instead of running down the chain.
 pub fn reached_scope_within(w: &World, entry: Def, outside: impl Fn(Def) -> bool) -> DefSet {
-    ScopeIndex::default().reached_scope_within(w, entry, outside)
+    let mut reached = DefSet::default();
+    reached.insert(entry);
+    let mut index = ScopeIndex::default();
+    let mut i = 0;
+    while i < reached.len() {
+        let c = reached[i];
+        i += 1;
+        let conts = index.add(w, c);
+        reached.extend(conts.into_iter().filter(|&d| d == entry || !outside(d)));
+    }
+    index.scope(entry)
 }
 
 /// Edges between defs, as linked lists in two flat vectors (no allocation per def, and
@@ -359,29 +369,6 @@ impl ScopeIndex {
             })
             .collect();
         closed_from(w, conts, &direct)
-    }
-
-    /// [`reached_scope_within`], with what this index knows of structural defs (its edges
-    /// are replaced by those of the continuations reached): a pass that asks for many
-    /// scopes of one world pays for each def's uses once, not once per scope.
-    pub fn reached_scope_within(
-        &mut self,
-        w: &World,
-        entry: Def,
-        outside: impl Fn(Def) -> bool,
-    ) -> DefSet {
-        self.param_users.clear();
-        self.referenced_by.clear();
-        let mut reached = DefSet::default();
-        reached.insert(entry);
-        let mut i = 0;
-        while i < reached.len() {
-            let c = reached[i];
-            i += 1;
-            let conts = self.add(w, c);
-            reached.extend(conts.into_iter().filter(|&d| d == entry || !outside(d)));
-        }
-        self.scope(entry)
     }
 
     /// Records what `k` uses now (`k`'s direct uses); returns the continuations it
