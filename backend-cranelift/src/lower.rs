@@ -245,6 +245,10 @@ impl<'a> ModuleLowering<'a> {
         let w = self.w;
         let ty = w.type_of(d);
         let err = |what: &str| unsupported(format!("{what} in a global's initializer"));
+        if let Some(a) = w.lit_address(d) {
+            bytes[at as usize..at as usize + 8].copy_from_slice(&a.to_le_bytes());
+            return Ok(());
+        }
         match w.node(d) {
             Node::Lit(bits) => {
                 let n = self.types.shape(w, ty)?.size as usize;
@@ -265,10 +269,6 @@ impl<'a> ModuleLowering<'a> {
             },
             Node::Bitcast if matches!(w.kind(ty), TypeKind::Ptr { .. }) => {
                 self.constant(w.ops(d)[0], at, bytes, desc)?
-            }
-            Node::Conv if w.lit_address(d).is_some() => {
-                let a = w.lit_address(d).unwrap_or(0).to_le_bytes();
-                bytes[at as usize..at as usize + 8].copy_from_slice(&a);
             }
             Node::Tuple | Node::Struct | Node::Array => {
                 for (i, &o) in w.ops(d).iter().enumerate() {

@@ -571,13 +571,12 @@ impl<'m, 'a> Fun<'m, 'a> {
     /// structs of them).
     fn constant_value(&mut self, d: Def) -> R<Option<String>> {
         let w = self.w();
+        if let Some(a) = w.lit_address(d) {
+            let ct = self.m.types.value(w, w.type_of(d))?;
+            return Ok(Some(format!("({ct}){a:#x}ull")));
+        }
         match w.node(d) {
             Node::Lit(bits) => self.literal(w.type_of(d), bits).map(Some),
-            Node::Conv if w.lit_address(d).is_some() => {
-                let ct = self.m.types.value(w, w.type_of(d))?;
-                let a = w.lit_address(d).unwrap_or(0);
-                Ok(Some(format!("({ct}){a:#x}ull")))
-            }
             Node::Array | Node::Tuple | Node::Struct => {
                 let mut parts = Vec::new();
                 for &o in w.ops(d) {

@@ -281,6 +281,17 @@ impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {
         let w = self.w;
         let ty = w.type_of(d);
         let err = |what: &str| unsupported(format!("{what} in a global's initializer"));
+        if let Some(a) = w.lit_address(d) {
+            let BasicTypeEnum::PointerType(p) = self.types.value(w, ty)? else {
+                return Err(internal("a pointer constant of a non-pointer type"));
+            };
+            return Ok(self
+                .ctx
+                .i64_type()
+                .const_int(a, false)
+                .const_to_pointer(p)
+                .into());
+        }
         Ok(match w.node(d) {
             Node::Lit(bits) => self.literal(ty, bits)?,
             Node::Bottom => undef(self.types.value(w, ty)?),
@@ -291,16 +302,6 @@ impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {
             },
             Node::Bitcast if matches!(w.kind(ty), TypeKind::Ptr { .. }) => {
                 self.constant(w.ops(d)[0])?
-            }
-            Node::Conv if w.lit_address(d).is_some() => {
-                let a = self
-                    .ctx
-                    .i64_type()
-                    .const_int(w.lit_address(d).unwrap_or(0), false);
-                let BasicTypeEnum::PointerType(p) = self.types.value(w, ty)? else {
-                    return Err(internal("a pointer constant of a non-pointer type"));
-                };
-                a.const_to_pointer(p).into()
             }
             Node::Tuple | Node::Struct | Node::Array => {
                 let mut parts = Vec::new();

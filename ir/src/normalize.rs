@@ -16,7 +16,8 @@
 //! - `select(true, a, b)` is `a`, `select(false, a, b)` is `b`, `select(c, a, a)` is `a`;
 //! - conversions and bitcasts to the operand's own type vanish; a bitcast of a bitcast
 //!   bitcasts the original; a pointer converted from a 64-bit integer converted from a
-//!   pointer of its type is that pointer;
+//!   pointer of its type is that pointer, and an integer converted from a pointer made from
+//!   a literal is the literal's address (truncated);
 //! - `extract` of a tuple, struct or array built in place, or of an `insert` at a literal
 //!   index, takes the component; `extract` of bottom is bottom; `insert` into a built
 //!   aggregate at a literal index rebuilds it;
@@ -56,6 +57,10 @@ pub(crate) fn normalize(w: &mut World, node: Node, ty: Type, ops: &[Def]) -> Opt
                 if w.type_of(p) == ty && matches!(w.kind(ty), TypeKind::Ptr { .. }) {
                     return Some(p);
                 }
+            }
+            // The integer of a pointer made from a literal address.
+            if let (Some(a), Some(Prim::Int { bits, .. })) = (w.lit_address(x), prim(w, ty)) {
+                return Some(w.lit(ty, mask(bits as u32, a)));
             }
             let v = w.lit_bits(x)?;
             let (f, t) = (prim(w, from)?, prim(w, ty)?);

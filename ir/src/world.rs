@@ -243,13 +243,13 @@ impl World {
 
     /// The address of `d` if it is a pointer converted from an integer literal.
     pub fn lit_address(&self, d: Def) -> Option<u64> {
-        let x = *self.ops(d).first()?;
         let is_ptr = matches!(self.kind(self.type_of(d)), TypeKind::Ptr { .. });
-        let from = crate::semantics::Prim::of(self.kind(self.type_of(x)))?;
-        match self.node(d) {
-            Node::Conv if is_ptr => Some(crate::semantics::address(from, self.lit_bits(x)?)),
-            _ => None,
+        if self.node(d) != Node::Conv || !is_ptr {
+            return None;
         }
+        let x = self.ops(d)[0];
+        let from = crate::semantics::Prim::of(self.kind(self.type_of(x)))?;
+        Some(crate::semantics::address(from, self.lit_bits(x)?))
     }
 
     /// Number of defs (structural and nominal).
