@@ -158,13 +158,19 @@ pub fn eta(w: &mut World, cache: &mut UseCache) -> bool {
     }
     // A candidate whose parameters are used outside its own body stays: code it reaches
     // (a return point that partial evaluation moved inside its scope) still reads them.
+    // The same look finds the continuations that reference a candidate: only they change.
+    let mut referencing = Vec::new();
     for &c in live.conts() {
-        let (_, params) = cache.direct_uses(w, c);
-        for p in params {
-            let owner = w.ops(p)[0];
-            if owner != c {
-                target.remove(&owner);
+        let mut refers = false;
+        cache.each_direct_use(w, c, |d| match w.node(d) {
+            Node::Param(_) if w.ops(d)[0] != c => {
+                target.remove(&w.ops(d)[0]);
             }
+            Node::Cont => refers |= target.contains_key(&d),
+            _ => {}
+        });
+        if refers {
+            referencing.push(c);
         }
     }
     let mut rw = Rewriter::new();
@@ -186,7 +192,7 @@ pub fn eta(w: &mut World, cache: &mut UseCache) -> bool {
         }
     }
     if mapped {
-        apply(w, &mut rw, live.conts());
+        apply(w, &mut rw, &referencing);
     }
     mapped
 }

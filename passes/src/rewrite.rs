@@ -175,6 +175,15 @@ impl UseCache {
         all.into_iter().partition(|&d| w.node(d) == Node::Cont)
     }
 
+    /// Calls `f` with each continuation and parameter that the body (and filters) of `k`
+    /// reach directly, as [`UseCache::direct_uses`] finds them but with repeats and
+    /// without collecting them.
+    pub fn each_direct_use(&mut self, w: &World, k: Def, mut f: impl FnMut(Def)) {
+        for &o in w.ops(k) {
+            self.reached(w, o).iter().for_each(|&d| f(d));
+        }
+    }
+
     /// The continuations and parameters `d` reaches through structural defs (`d` itself
     /// if it is one).
     pub fn of(&mut self, w: &World, d: Def) -> Rc<[Def]> {

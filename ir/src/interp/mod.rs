@@ -870,10 +870,14 @@ impl Interp<'_, '_> {
                 let a = semantics::address(*from, bits(op(0))?);
                 Value::Ptr(self.memory.at_address(a))
             }
-            Op::PtrToInt(to) => match op(0) {
-                Value::Undef => Value::Undef,
-                p => Value::Bits(semantics::mask(to.bits(), self.memory.address(pointer(p)?))),
-            },
+            Op::PtrToInt(to) => {
+                let a = match op(0) {
+                    Value::Ptr(p) => self.memory.address(p),
+                    // An undefined pointer: the error of every conversion of one.
+                    v => bits(v)?,
+                };
+                Value::Bits(semantics::mask(to.bits(), a))
+            }
             Op::Bitcast => op(0).clone(),
             Op::Agg => Value::Agg(Rc::new((0..st.ops.len()).map(|i| op(i).clone()).collect())),
             Op::Extract => {
