@@ -1579,7 +1579,8 @@ impl Lowerer<'_> {
         ));
     }
 
-    /// The symbol of math builtin `name` at type `at`, or `None` after an error at `span`.
+    /// The symbol of math builtin `name` at the concrete type `at`, or `None` after an error
+    /// at `span`.
     fn math_builtin(&mut self, name: &str, at: Option<Ty>, span: Span) -> Option<String> {
         if !MATH_BUILTINS.contains(&name) {
             self.diags.push(
@@ -1592,7 +1593,6 @@ impl Lowerer<'_> {
             );
             return None;
         }
-        let at = at.map(|t| self.conc(t));
         match at.map(|t| self.tys.kind(t).clone()) {
             Some(TyKind::Prim(Prim::Float { bits: 32 })) => Some(format!("{name}f")),
             Some(TyKind::Prim(Prim::Float { bits: 64 })) => Some(name.to_string()),
