@@ -8,6 +8,7 @@
 pub mod header;
 pub mod hints;
 pub mod lower;
+mod targets;
 pub mod types;
 
 pub use durin_diag::Diagnostic;
@@ -115,9 +116,11 @@ fn configure_llvm() {
 
 fn machine(opts: &Options) -> Result<(TargetMachine, String, String)> {
     configure_llvm();
-    Target::initialize_native(&InitializationConfig::default()).map_err(|e| {
-        Diagnostic::error_at(None, format!("cannot initialize LLVM's native target: {e}"))
-    })?;
+    // The x86 target alone, by its own initializers: LLVM's "native target" helpers are
+    // compiled in one object with the initializers of every target LLVM was built with, and
+    // calling them links all of those targets (and runs their static constructors at every
+    // start), though durin generates x86-64 code only (docs/decisions.md).
+    Target::initialize_x86(&InitializationConfig::default());
     let triple = TargetMachine::get_default_triple();
     let target = Target::from_triple(&triple)
         .map_err(|e| Diagnostic::error_at(None, format!("no LLVM target for the host: {e}")))?;
@@ -364,48 +367,90 @@ impl<'ctx> Compiled<'ctx> {
     /// from `symbols` and everything else (the C library) from the process, and returns the
     /// address of `name`.
     pub fn jit(self, name: &str, symbols: &[(&str, usize)], opt_level: u8) -> Result<Jit<'ctx>> {
+        use inkwell::llvm_sys::execution_engine as ee;
         let t = Instant::now();
-        let ee = self
+        let mappings: Vec<_> = self
             .module
-            .create_jit_execution_engine(level(opt_level))
-            .map_err(|e| Diagnostic::error_at(None, format!("cannot create the LLVM JIT: {e}")))?;
-        for f in self.module.get_functions() {
-            if f.count_basic_blocks() != 0 {
-                continue;
-            }
-            let n = f.get_name().to_string_lossy();
-            if let Some((_, addr)) = symbols.iter().find(|(s, _)| *s == n) {
-                ee.add_global_mapping(&f, *addr);
-            }
+            .get_functions()
+            .filter(|f| f.count_basic_blocks() == 0)
+            .filter_map(|f| {
+                let n = f.get_name().to_string_lossy();
+                let (_, addr) = symbols.iter().find(|(s, _)| *s == n)?;
+                Some((inkwell::values::AsValueRef::as_value_ref(&f), *addr))
+            })
+            .collect();
+        // MCJIT through LLVM's C API: inkwell's constructor initializes the "native target"
+        // (see `machine`). The engine owns the module from here on, also when it cannot be
+        // made, so inkwell's handle must not dispose of it.
+        let raw = self.module.as_mut_ptr();
+        std::mem::forget(self.module);
+        let mut engine = std::ptr::null_mut();
+        let mut err = std::ptr::null_mut();
+        // SAFETY: `raw` is a valid module that nothing else owns now; both out-pointers are
+        // valid; LLVM writes an error message it allocated when it returns 1.
+        let failed = unsafe {
+            ee::LLVMLinkInMCJIT();
+            ee::LLVMCreateJITCompilerForModule(&mut engine, raw, level(opt_level) as u32, &mut err)
+        };
+        if failed != 0 {
+            // SAFETY: on failure `err` is a message from LLVM, freed once here.
+            let msg = unsafe {
+                let m = std::ffi::CStr::from_ptr(err).to_string_lossy().into_owned();
+                inkwell::llvm_sys::core::LLVMDisposeMessage(err);
+                m
+            };
+            return Err(Diagnostic::error_at(
+                None,
+                format!("cannot create the LLVM JIT: {msg}"),
+            ));
         }
-        let addr = ee.get_function_address(name).map_err(|e| {
-            Diagnostic::error_at(None, format!("the JIT has no function `{name}`: {e:?}"))
-        })?;
-        let mut timings = self.timings.clone();
-        timings.codegen = t.elapsed();
-        Ok(Jit {
-            _engine: ee,
-            address: addr,
-            timings,
-        })
+        let mut jit = Jit {
+            engine,
+            address: 0,
+            timings: self.timings,
+            _context: std::marker::PhantomData,
+        };
+        for (f, addr) in mappings {
+            // SAFETY: `f` is a function of the engine's module; the address outlives it.
+            unsafe { ee::LLVMAddGlobalMapping(jit.engine, f, addr as *mut std::ffi::c_void) };
+        }
+        jit.address = jit.function(name)?;
+        jit.timings.codegen = t.elapsed();
+        Ok(jit)
     }
 }
 
 /// Code made by the JIT, alive as long as this value.
 pub struct Jit<'ctx> {
-    _engine: inkwell::execution_engine::ExecutionEngine<'ctx>,
+    engine: inkwell::llvm_sys::execution_engine::LLVMExecutionEngineRef,
     /// The address of the function asked for.
     pub address: usize,
     /// Time of each step.
     pub timings: Timings,
+    _context: std::marker::PhantomData<&'ctx Context>,
 }
 
 impl Jit<'_> {
     /// The address of another function of the module (an exported one: `#[export]`
     /// functions keep their names).
     pub fn function(&self, name: &str) -> Result<usize> {
-        self._engine.get_function_address(name).map_err(|e| {
-            Diagnostic::error_at(None, format!("the JIT has no function `{name}`: {e:?}"))
-        })
+        let missing = || Diagnostic::error_at(None, format!("the JIT has no function `{name}`"));
+        let c = std::ffi::CString::new(name).map_err(|_| missing())?;
+        // SAFETY: a live engine and a NUL-terminated name; 0 means no such function.
+        let addr = unsafe {
+            inkwell::llvm_sys::execution_engine::LLVMGetFunctionAddress(self.engine, c.as_ptr())
+        };
+        if addr == 0 {
+            return Err(missing());
+        }
+        Ok(addr as usize)
+    }
+}
+
+impl Drop for Jit<'_> {
+    fn drop(&mut self) {
+        // SAFETY: the engine was made by `Compiled::jit` and is disposed of once, with the
+        // module and the code it owns.
+        unsafe { inkwell::llvm_sys::execution_engine::LLVMDisposeExecutionEngine(self.engine) };
     }
 }
