@@ -1,5 +1,6 @@
 //! Source files and spans.
 
+use std::borrow::Cow;
 use std::ops::Range;
 
 /// A file of a [`SourceMap`].
@@ -61,7 +62,7 @@ impl Span {
 #[derive(Clone, Debug)]
 struct File {
     name: String,
-    text: String,
+    text: Cow<'static, str>,
     library: bool,
 }
 
@@ -80,27 +81,27 @@ impl SourceMap {
     /// Adds a file of the program. Files larger than 4 GiB are cut at 4 GiB, since spans
     /// are 32-bit.
     pub fn add(&mut self, name: &str, text: &str) -> FileId {
-        self.push(name, text, false)
+        self.push(name, Cow::Owned(text.to_string()), false)
     }
 
     /// Adds a file of a library the compiler brings (the prelude): places in it are named
-    /// only when no place in the program is at hand.
-    pub fn add_library(&mut self, name: &str, text: &str) -> FileId {
-        self.push(name, text, true)
+    /// only when no place in the program is at hand. A library's text is the compiler's
+    /// own, kept without a copy.
+    pub fn add_library(&mut self, name: &str, text: &'static str) -> FileId {
+        self.push(name, Cow::Borrowed(text), true)
     }
 
-    fn push(&mut self, name: &str, text: &str, library: bool) -> FileId {
-        let mut text = text;
+    fn push(&mut self, name: &str, mut text: Cow<'static, str>, library: bool) -> FileId {
         if text.len() > u32::MAX as usize {
             let mut cut = u32::MAX as usize;
             while !text.is_char_boundary(cut) {
                 cut -= 1;
             }
-            text = &text[..cut];
+            text = Cow::Owned(text[..cut].to_string());
         }
         self.files.push(File {
             name: name.to_string(),
-            text: text.to_string(),
+            text,
             library,
         });
         FileId(self.files.len() as u32 - 1)
@@ -162,8 +163,6 @@ impl SourceMap {
 
     /// The files in order: name and text.
     pub fn files(&self) -> impl Iterator<Item = (&str, &str)> {
-        self.files
-            .iter()
-            .map(|f| (f.name.as_str(), f.text.as_str()))
+        self.files.iter().map(|f| (f.name.as_str(), &*f.text))
     }
 }

@@ -88,10 +88,12 @@ pub fn compile(files: &[(String, String)], lower: bool) -> Output {
 }
 
 /// The prelude file that tells a program its target: `durin_target_gpu()` is `gpu`.
-pub fn target_file(gpu: bool) -> String {
-    format!(
-        "// The target this program is compiled for (`durin --target`).\nfn @durin_target_gpu() -> bool {{ {gpu} }}\n"
-    )
+pub fn target_file(gpu: bool) -> &'static str {
+    if gpu {
+        "// The target this program is compiled for (`durin --target`).\nfn @durin_target_gpu() -> bool { true }\n"
+    } else {
+        "// The target this program is compiled for (`durin --target`).\nfn @durin_target_gpu() -> bool { false }\n"
+    }
 }
 
 /// How many errors, and how many warnings, [`Output::render`] shows.
@@ -123,26 +125,20 @@ fn compile_here(files: &[(String, String)], lower: bool, gpu: bool) -> Output {
     let mut sources = SourceMap::new();
     let mut diags = Vec::new();
     let t0 = std::time::Instant::now();
-    let mut parse = |name: &str, text: &str, library: bool, diags: &mut Vec<Diagnostic>| {
-        let id = if library {
-            sources.add_library(name, text)
-        } else {
-            sources.add(name, text)
-        };
+    let parse = |id, text: &str, diags: &mut Vec<Diagnostic>| {
         let toks = lexer::lex(id, text, diags);
         parser::parse(&toks, diags)
     };
     let mut prelude_diags = Vec::new();
-    let target = target_file(gpu);
     let prelude: Vec<_> = PRELUDE
         .iter()
         .copied()
-        .chain([("<prelude>/target.art", target.as_str())])
-        .map(|(n, t)| parse(n, t, true, &mut prelude_diags))
+        .chain([("<prelude>/target.art", target_file(gpu))])
+        .map(|(n, t)| parse(sources.add_library(n, t), t, &mut prelude_diags))
         .collect();
     let modules: Vec<_> = files
         .iter()
-        .map(|(n, t)| parse(n, t, false, &mut diags))
+        .map(|(n, t)| parse(sources.add(n, t), t, &mut diags))
         .collect();
     let mut timings = Timings {
         parse: t0.elapsed().as_secs_f64(),

@@ -54,15 +54,16 @@ macro_rules! token_kinds {
             }
         }
 
-        /// Every punctuation token with its spelling, longest first.
+        /// Every punctuation token with its spelling, by first byte, and the longest first
+        /// among those with the same first byte, so that the lexer matches greedily.
         pub(crate) const PUNCTUATION: &[(&str, fn() -> TokenKind)] = &{
             let mut all = [$( ($ps, (|| TokenKind::$p) as fn() -> TokenKind), )*];
-            // Sort by length, longest first, so that the lexer matches greedily.
             let mut i = 0;
             while i < all.len() {
                 let mut j = i + 1;
                 while j < all.len() {
-                    if all[j].0.len() > all[i].0.len() {
+                    let (a, b) = (all[i].0.as_bytes(), all[j].0.as_bytes());
+                    if b[0] < a[0] || (b[0] == a[0] && b.len() > a.len()) {
                         let t = all[i];
                         all[i] = all[j];
                         all[j] = t;
@@ -72,6 +73,22 @@ macro_rules! token_kinds {
                 i += 1;
             }
             all
+        };
+
+        /// The punctuation tokens that begin with byte `c` are
+        /// `PUNCTUATION[PUNCTUATION_FROM[c]..PUNCTUATION_FROM[c + 1]]`.
+        pub(crate) const PUNCTUATION_FROM: [u8; 257] = {
+            let mut from = [0u8; 257];
+            let mut c = 0;
+            while c < 256 {
+                let mut k = from[c] as usize;
+                while k < PUNCTUATION.len() && (PUNCTUATION[k].0.as_bytes()[0] as usize) == c {
+                    k += 1;
+                }
+                from[c + 1] = k as u8;
+                c += 1;
+            }
+            from
         };
     };
 }
