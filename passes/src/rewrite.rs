@@ -276,7 +276,7 @@ pub fn reached_scope_within(w: &World, entry: Def, outside: impl Fn(Def) -> bool
     while i < reached.len() {
         let c = reached[i];
         i += 1;
-        let conts = index.add(w, c);
+        let conts = index.add_referenced(w, c);
         reached.extend(conts.into_iter().filter(|&d| d == entry || !outside(d)));
     }
     index.scope(entry)
@@ -380,9 +380,23 @@ impl ScopeIndex {
         closed_from(w, conts, &direct)
     }
 
-    /// Records what `k` uses now (`k`'s direct uses); returns the continuations it
-    /// references.
-    pub fn add(&mut self, w: &World, k: Def) -> Vec<Def> {
+    /// Records what `k` uses now (`k`'s direct uses). A use reached along several paths
+    /// is recorded as often: [`ScopeIndex::scope`] does not mind, and not sorting them out
+    /// is most of what recording costs.
+    pub fn add(&mut self, w: &World, k: Def) {
+        let ScopeIndex {
+            param_users,
+            referenced_by,
+            cache,
+        } = self;
+        cache.each_direct_use(w, k, |d| match w.node(d) {
+            Node::Cont => referenced_by.add(d, k),
+            _ => param_users.add(w.ops(d)[0], k),
+        });
+    }
+
+    /// [`ScopeIndex::add`], returning the continuations `k` references (each once).
+    fn add_referenced(&mut self, w: &World, k: Def) -> Vec<Def> {
         let uses = self.cache.direct_uses(w, k);
         self.record(w, k, &uses);
         uses.0
