@@ -267,6 +267,7 @@ impl<'io> Session<'io> {
                 self.check_main(p)?;
             }
         }
+        durin_frontend::driver::drop_in_background(program);
         self.optimize(world, main, purpose, cpu_reason)
     }
 

@@ -157,6 +157,7 @@ fn compile_here(files: &[(String, String)], lower: bool, gpu: bool) -> Output {
     let t1 = std::time::Instant::now();
     let mut program = check::check(&prelude, &modules, &mut diags);
     timings.check = t1.elapsed().as_secs_f64();
+    drop_in_background((prelude, modules));
     let ok = !diags.iter().any(|d| d.is_error());
     tidy(&mut diags);
     let lowered = if lower && ok {
@@ -196,6 +197,16 @@ fn compile_here(files: &[(String, String)], lower: bool, gpu: bool) -> Output {
         lowered,
         timings,
     }
+}
+
+/// Drops `x` on a thread of its own, so that freeing a large tree (the syntax tree, the
+/// checked program) does not hold up the compile; at once if no thread can be made. A
+/// process that exits first leaves the rest to the system.
+pub fn drop_in_background<T: Send + 'static>(x: T) {
+    // When no thread can be made, `spawn` drops the closure, and `x` with it.
+    let _ = std::thread::Builder::new()
+        .name("drop".into())
+        .spawn(move || drop(x));
 }
 
 /// Removes repeated diagnostics (a written type is resolved once per use of its item), and
