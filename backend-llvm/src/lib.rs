@@ -93,7 +93,9 @@ fn level(opt: u8) -> OptimizationLevel {
 }
 
 /// A target machine for the host (triple), with the CPU of `opts`.
-/// Sets LLVM's process-wide options, once: the SLP vectorizer stays off at every level.
+/// Sets LLVM's process-wide options, once: loops are not unrolled by a run-time count (it
+/// cost compile time and gained no run time on the stencil programs; docs/decisions.md),
+/// and the SLP vectorizer stays off at every level.
 /// It turned the fully unrolled update loops of small arrays into wide loads of memory that
 /// scalar stores had just written, which defeats store-to-load forwarding (n-body ran 1.2x
 /// slower) and gained nothing measurable elsewhere; durin's vectorization is the loop
@@ -102,8 +104,12 @@ fn level(opt: u8) -> OptimizationLevel {
 fn configure_llvm() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
-        let args = [c"durin".as_ptr(), c"-vectorize-slp=false".as_ptr()];
-        // SAFETY: two NUL-terminated strings that outlive the call; LLVM copies what it keeps.
+        let args = [
+            c"durin".as_ptr(),
+            c"-vectorize-slp=false".as_ptr(),
+            c"-unroll-runtime=false".as_ptr(),
+        ];
+        // SAFETY: NUL-terminated strings that outlive the call; LLVM copies what it keeps.
         unsafe {
             inkwell::llvm_sys::support::LLVMParseCommandLineOptions(
                 args.len() as i32,
