@@ -277,6 +277,12 @@ impl World {
         self.nominals().filter(|&d| self.node(d) == Node::Cont)
     }
 
+    /// Where nominal `d` comes in [`World::nominals`] (and so among
+    /// [`World::continuations`]), if it is one.
+    pub fn nominal_position(&self, d: Def) -> Option<usize> {
+        self.nominals.get_index_of(&d)
+    }
+
     /// An empty world with the types of `other` (same [`Type`] keys), for passes that build
     /// a program anew from an old one.
     pub fn with_types_of(other: &World) -> World {

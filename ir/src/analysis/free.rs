@@ -16,6 +16,7 @@ type Set = IndexSet<Def, FxBuildHasher>;
 pub struct FreeParams {
     free: DefMap<Vec<Def>>,
     owners: DefMap<Vec<Def>>,
+    users: DefMap<Vec<Def>>,
 }
 
 /// Params and nominals reached from `roots` without entering nominals.
@@ -99,6 +100,7 @@ impl FreeParams {
             }
         }
         let (mut out, mut owners) = (DefMap::new(), DefMap::new());
+        let mut users: DefMap<Vec<Def>> = DefMap::new();
         for (k, s) in free.iter() {
             let mut os: Vec<Def> = Vec::new();
             for &p in s {
@@ -106,10 +108,22 @@ impl FreeParams {
                     os.push(w.ops(p)[0]);
                 }
             }
+            for &o in &os {
+                match users.get_mut(o) {
+                    Some(us) => us.push(k),
+                    None => {
+                        users.insert(o, vec![k]);
+                    }
+                }
+            }
             out.insert(k, s.iter().copied().collect());
             owners.insert(k, os);
         }
-        FreeParams { free: out, owners }
+        FreeParams {
+            free: out,
+            owners,
+            users,
+        }
     }
 
     /// The parameters of other continuations that `cont` uses, in discovery order.
@@ -120,6 +134,12 @@ impl FreeParams {
     /// The continuations whose parameters `cont` uses, in discovery order.
     pub fn owners(&self, cont: Def) -> &[Def] {
         self.owners.get(cont).map_or(&[], |s| s.as_slice())
+    }
+
+    /// The continuations that use a parameter of `owner` (directly or through the
+    /// continuations they reference): those whose [`FreeParams::owners`] hold it.
+    pub fn users(&self, owner: Def) -> &[Def] {
+        self.users.get(owner).map_or(&[], |s| s.as_slice())
     }
 
     /// Whether `cont` uses no parameter but its own.

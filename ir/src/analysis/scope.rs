@@ -39,10 +39,25 @@ impl Scope {
         let mut conts = Set::default();
         conts.insert(entry);
         conts.extend(blocks.iter().copied());
+        // Only users of the members' parameters can join, transitively: collect them, then
+        // add them in the world's order, round after round, as a fixed point over every
+        // continuation of the world would (in the same order), without visiting the rest.
+        let mut candidates: Vec<Def> = Vec::new();
+        let mut seen: Set = conts.clone();
+        let mut stack: Vec<Def> = conts.iter().copied().collect();
+        while let Some(m) = stack.pop() {
+            for &u in free.users(m) {
+                if seen.insert(u) {
+                    candidates.push(u);
+                    stack.push(u);
+                }
+            }
+        }
+        candidates.sort_by_key(|&k| w.nominal_position(k));
         let mut changed = true;
         while changed {
             changed = false;
-            for k in w.continuations() {
+            for &k in &candidates {
                 if !conts.contains(&k) && free.of(k).iter().any(|&p| conts.contains(&w.ops(p)[0])) {
                     conts.insert(k);
                     changed = true;
