@@ -68,6 +68,7 @@ fn main() {
     // The C++ library statically as well: resolving LLVM's thousands of references into a
     // shared libstdc++ (vtables, type information) was a fifth of the time `durin` took to
     // start.
+    println!("cargo:rerun-if-env-changed=CXX");
     let out = Command::new(std::env::var("CXX").unwrap_or_else(|_| "c++".into()))
         .arg("-print-file-name=libstdc++.a")
         .output();

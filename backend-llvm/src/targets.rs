@@ -13,46 +13,31 @@
 
 use inkwell::llvm_sys::target as t;
 
-/// Only the x86 target's information.
-#[no_mangle]
-pub extern "C" fn LLVM_InitializeAllTargetInfos() {
-    // SAFETY: LLVM's initializers take no arguments and may run more than once.
-    unsafe { t::LLVMInitializeX86TargetInfo() }
+/// Each helper `name`, defined as the x86 initializer `init`.
+macro_rules! x86_only {
+    ($($(#[$doc:meta])* $name:ident => $init:ident;)*) => {$(
+        $(#[$doc])*
+        #[no_mangle]
+        pub extern "C" fn $name() {
+            // SAFETY: LLVM's initializers take no arguments and may run more than once.
+            unsafe { t::$init() }
+        }
+    )*};
 }
 
-/// Only the x86 target.
-#[no_mangle]
-pub extern "C" fn LLVM_InitializeAllTargets() {
-    // SAFETY: as above.
-    unsafe { t::LLVMInitializeX86Target() }
-}
-
-/// Only the x86 target's machine-code layer.
-#[no_mangle]
-pub extern "C" fn LLVM_InitializeAllTargetMCs() {
-    // SAFETY: as above.
-    unsafe { t::LLVMInitializeX86TargetMC() }
-}
-
-/// Only the x86 assembly printer.
-#[no_mangle]
-pub extern "C" fn LLVM_InitializeAllAsmPrinters() {
-    // SAFETY: as above.
-    unsafe { t::LLVMInitializeX86AsmPrinter() }
-}
-
-/// Only the x86 assembly parser.
-#[no_mangle]
-pub extern "C" fn LLVM_InitializeAllAsmParsers() {
-    // SAFETY: as above.
-    unsafe { t::LLVMInitializeX86AsmParser() }
-}
-
-/// Only the x86 disassembler.
-#[no_mangle]
-pub extern "C" fn LLVM_InitializeAllDisassemblers() {
-    // SAFETY: as above.
-    unsafe { t::LLVMInitializeX86Disassembler() }
+x86_only! {
+    /// Only the x86 target's information.
+    LLVM_InitializeAllTargetInfos => LLVMInitializeX86TargetInfo;
+    /// Only the x86 target.
+    LLVM_InitializeAllTargets => LLVMInitializeX86Target;
+    /// Only the x86 target's machine-code layer.
+    LLVM_InitializeAllTargetMCs => LLVMInitializeX86TargetMC;
+    /// Only the x86 assembly printer.
+    LLVM_InitializeAllAsmPrinters => LLVMInitializeX86AsmPrinter;
+    /// Only the x86 assembly parser.
+    LLVM_InitializeAllAsmParsers => LLVMInitializeX86AsmParser;
+    /// Only the x86 disassembler.
+    LLVM_InitializeAllDisassemblers => LLVMInitializeX86Disassembler;
 }
 
 /// The native target, which durin supports on x86-64 only; 0 is success.
