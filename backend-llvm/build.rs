@@ -65,9 +65,9 @@ fn main() {
             .expect("llvm-config --libs prints -l flags");
         println!("cargo:rustc-link-lib=static={name}");
     }
-    // The C++ library statically as well: resolving LLVM's thousands of references into a
-    // shared libstdc++ (vtables, type information) was a fifth of the time `durin` took to
-    // start.
+    // The C++ library statically as well: resolving LLVM's 3,900 references into a shared
+    // libstdc++ (vtables, type information) at every start was about half of what linking
+    // by component and statically saves (docs/decisions.md).
     println!("cargo:rerun-if-env-changed=CXX");
     let out = Command::new(std::env::var("CXX").unwrap_or_else(|_| "c++".into()))
         .arg("-print-file-name=libstdc++.a")
