@@ -358,6 +358,37 @@ fn vectorize_hints_reach_llvms_loop_vectorizer() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A loop that branches on a loop-invariant value stays one loop at `-O3`: LLVM's
+/// non-trivial unswitching, which would copy it per outcome, is off (docs/decisions.md);
+/// the vectorizer then computes both arms and selects. Every back end computes the same.
+#[test]
+fn loops_are_not_copied_per_outcome_of_an_invariant_branch() {
+    let dir = tempdir("unswitch");
+    let src = root().join("tests/native/invariant_branch.art");
+    let ir = llvm_ir(&dir, &src, "-O3");
+    let blend = ir
+        .split("\ndefine ")
+        .find(|f| f.contains("@blend("))
+        .expect("the exported function");
+    let loops = blend
+        .lines()
+        .filter(|l| l.starts_with("vector.body"))
+        .count();
+    assert_eq!(loops, 1, "{blend}");
+    assert!(blend.contains("select i1"), "{blend}");
+    for backend in ["interp", "cranelift", "llvm"] {
+        let run = durin(&["run", "-O3", "--backend", backend, &s(&src)]);
+        ok(&run, backend);
+        // The sum of (i + 2) * 2 for i < 1000.
+        assert_eq!(
+            String::from_utf8_lossy(&run.stdout),
+            "1.003e+06\n",
+            "{backend}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// `store_stream` in a vectorized loop from an `assume_aligned` start becomes aligned
 /// non-temporal vector stores (`vmovntps`), and every back end computes what plain stores
 /// would.

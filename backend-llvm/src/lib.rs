@@ -93,9 +93,10 @@ fn level(opt: u8) -> OptimizationLevel {
 }
 
 /// A target machine for the host (triple), with the CPU of `opts`.
-/// Sets LLVM's process-wide options, once: loops are not unrolled by a run-time count (it
-/// cost compile time and gained no run time on the stencil programs; docs/decisions.md),
-/// and the SLP vectorizer stays off at every level.
+/// Sets LLVM's process-wide options, once: loops are not unrolled by a run-time count, nor
+/// unswitched on conditions that are not trivially invariant (both cost compile time and
+/// gained no run time on the stencil programs; docs/decisions.md), and the SLP vectorizer
+/// stays off at every level.
 /// It turned the fully unrolled update loops of small arrays into wide loads of memory that
 /// scalar stores had just written, which defeats store-to-load forwarding (n-body ran 1.2x
 /// slower) and gained nothing measurable elsewhere; durin's vectorization is the loop
@@ -108,6 +109,11 @@ fn configure_llvm() {
             c"durin".as_ptr(),
             c"-vectorize-slp=false".as_ptr(),
             c"-unroll-runtime=false".as_ptr(),
+            // `-O3`'s non-trivial loop unswitching: a loop duplicated, one copy per outcome
+            // of a loop-invariant branch inside it. No copy costs less than a threshold of
+            // zero, so only trivial unswitching remains (hoisting a branch that leaves the
+            // loop, without copying), as at `-O2`.
+            c"-unswitch-threshold=0".as_ptr(),
         ];
         // SAFETY: NUL-terminated strings that outlive the call; LLVM copies what it keeps.
         unsafe {
