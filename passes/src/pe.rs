@@ -318,7 +318,7 @@ impl Pe<'_> {
             // Only small local continuations (loops, join points): specializing a
             // large region copies it, and the copies nest.
             if self.cff_count.get(&target).copied().unwrap_or(0) < CFF_LIMIT
-                && self.index.scope(target).len() <= CFF_MAX_SCOPE
+                && self.index.scope_at_most(target, CFF_MAX_SCOPE)
             {
                 if self.jump_to_clone(k, target, &args, key_args)? {
                     *self.cff_count.entry(target).or_default() += 1;

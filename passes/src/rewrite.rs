@@ -21,6 +21,24 @@ pub struct Rewriter<'c> {
     /// What each def reaches, to skip (without walking) the defs that reach nothing
     /// substituted.
     cache: Option<&'c mut UseCache>,
+    /// The work list of [`Rewriter::rewrite`], kept between calls.
+    stack: Vec<(Def, bool)>,
+}
+
+/// A substitution made with a cache gives its table back to it for the next one, up to a
+/// capacity of this many entries: clearing a larger table would cost more than growing a
+/// new one.
+const SPARE_MAP: usize = 1 << 12;
+
+impl Drop for Rewriter<'_> {
+    fn drop(&mut self) {
+        if let Some(cache) = self.cache.as_deref_mut() {
+            if self.map.capacity() <= SPARE_MAP {
+                self.map.clear();
+                cache.spare = std::mem::take(&mut self.map);
+            }
+        }
+    }
 }
 
 impl Rewriter<'static> {
@@ -36,8 +54,9 @@ impl<'c> Rewriter<'c> {
     /// that refers to a long chain of older defs then costs the region, not the chain).
     pub fn with_cache(cache: &'c mut UseCache) -> Rewriter<'c> {
         Rewriter {
-            map: FxHashMap::default(),
+            map: std::mem::take(&mut cache.spare),
             cache: Some(cache),
+            stack: Vec::new(),
         }
     }
 
@@ -53,7 +72,8 @@ impl<'c> Rewriter<'c> {
         if let Some(&r) = self.map.get(&d) {
             return r;
         }
-        let mut stack = vec![(d, false)];
+        let mut stack = std::mem::take(&mut self.stack);
+        stack.push((d, false));
         while let Some(&(x, expanded)) = stack.last() {
             if self.map.contains_key(&x) {
                 stack.pop();
@@ -97,6 +117,7 @@ impl<'c> Rewriter<'c> {
             };
             self.map.insert(x, r);
         }
+        self.stack = stack;
         self.map[&d]
     }
 
@@ -160,6 +181,10 @@ impl<'c> Rewriter<'c> {
 #[derive(Default)]
 pub struct UseCache {
     sets: Vec<Option<Rc<[Def]>>>,
+    /// The work list of [`UseCache::compute`], kept between calls.
+    stack: Vec<(Def, bool)>,
+    /// The table of the last [`Rewriter`] made with this cache, empty, for the next one.
+    spare: FxHashMap<Def, Def>,
 }
 
 impl UseCache {
@@ -205,7 +230,8 @@ impl UseCache {
         if self.sets[d.index()].is_some() {
             return;
         }
-        let mut stack = vec![(d, false)];
+        let mut stack = std::mem::take(&mut self.stack);
+        stack.push((d, false));
         while let Some((x, expanded)) = stack.pop() {
             if self.sets[x.index()].is_some() {
                 continue;
@@ -226,6 +252,7 @@ impl UseCache {
             };
             self.sets[x.index()] = Some(set);
         }
+        self.stack = stack;
     }
 
     /// The union of the (computed) sets of `ops`, sharing the largest one when it holds
@@ -432,6 +459,27 @@ impl ScopeIndex {
             }
         }
         members
+    }
+
+    /// Whether the scope of `entry` (see [`ScopeIndex::scope`]) has at most `limit` members
+    /// (`limit` at least 1), found without collecting more than `limit` of them.
+    pub fn scope_at_most(&self, entry: Def, limit: usize) -> bool {
+        let mut members: Vec<Def> = vec![entry];
+        let mut at = 0;
+        while at < members.len() {
+            let m = members[at];
+            at += 1;
+            let refs = (m != entry).then(|| self.referenced_by.from(m));
+            for c in self.param_users.from(m).chain(refs.into_iter().flatten()) {
+                if !members.contains(&c) {
+                    if members.len() == limit {
+                        return false;
+                    }
+                    members.push(c);
+                }
+            }
+        }
+        true
     }
 
     /// Which of `conts` (a set closed under references, such as everything reachable from
@@ -659,4 +707,30 @@ pub fn cont_param_types(w: &World, k: Def) -> Vec<durin_ir::Type> {
         .cont_params(w.type_of(k))
         .map(|p| p.to_vec())
         .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use durin_ir::strategy::recipe;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(durin_ir::strategy::test_config())]
+
+        /// The bounded size query agrees with the scope it bounds, at every limit.
+        #[test]
+        fn bounded_scope_sizes_agree_with_scopes(r in recipe()) {
+            let (w, _) = r.build();
+            let conts: DefSet = w.continuations().collect();
+            let mut index = ScopeIndex::default();
+            index.rebuild(&w, &conts);
+            for &k in &conts {
+                let n = index.scope(k).len();
+                for limit in 1..=n + 1 {
+                    prop_assert_eq!(index.scope_at_most(k, limit), n <= limit, "{:?} at {}", k, limit);
+                }
+            }
+        }
+    }
 }
