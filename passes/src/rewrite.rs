@@ -443,43 +443,33 @@ impl ScopeIndex {
     /// the entry (they have its free parameters); referencing the entry itself (calling it)
     /// brings in none of the scope's parameters.
     pub fn scope(&self, entry: Def) -> DefSet {
+        self.scope_within(entry, usize::MAX)
+            .expect("no scope has more members than defs")
+    }
+
+    /// Whether the scope of `entry` has at most `limit` members (`limit` at least 1),
+    /// found without collecting more than `limit` of them.
+    pub fn scope_at_most(&self, entry: Def, limit: usize) -> bool {
+        self.scope_within(entry, limit).is_some()
+    }
+
+    /// The scope of `entry` if it has at most `limit` members; `None` as soon as it has
+    /// more.
+    fn scope_within(&self, entry: Def, limit: usize) -> Option<DefSet> {
         let mut members = DefSet::default();
         members.insert(entry);
         let mut at = 0;
         while at < members.len() {
             let m = members[at];
             at += 1;
-            for c in self.param_users.from(m) {
-                members.insert(c);
-            }
-            if m != entry {
-                for c in self.referenced_by.from(m) {
-                    members.insert(c);
-                }
-            }
-        }
-        members
-    }
-
-    /// Whether the scope of `entry` (see [`ScopeIndex::scope`]) has at most `limit` members
-    /// (`limit` at least 1), found without collecting more than `limit` of them.
-    pub fn scope_at_most(&self, entry: Def, limit: usize) -> bool {
-        let mut members: Vec<Def> = vec![entry];
-        let mut at = 0;
-        while at < members.len() {
-            let m = members[at];
-            at += 1;
             let refs = (m != entry).then(|| self.referenced_by.from(m));
             for c in self.param_users.from(m).chain(refs.into_iter().flatten()) {
-                if !members.contains(&c) {
-                    if members.len() == limit {
-                        return false;
-                    }
-                    members.push(c);
+                if members.insert(c) && members.len() > limit {
+                    return None;
                 }
             }
         }
-        true
+        Some(members)
     }
 
     /// Which of `conts` (a set closed under references, such as everything reachable from
