@@ -93,6 +93,7 @@ const PROGRAMS: &[&str] = &[
     "tests/gpu/tiles.art",
     "tests/gpu/tiles_local.art",
     "tests/gpu/tiles_staged.art",
+    "tests/gpu/two_devices.art",
     "benches/gpu/copy.art",
     "benches/gpu/launch.art",
     "benches/gpu/staging.art",
@@ -299,7 +300,14 @@ fn gpu_program_outputs() -> Vec<(&'static str, String)> {
                 .to_string(),
         ),
         ("tests/gpu/portable_saxpy.art", portable_saxpy_expected()),
+        // Each device's half of the result is right (each half adds its device's number).
+        ("tests/gpu/two_devices.art", two_devices_expected()),
     ]
+}
+
+/// What `tests/gpu/two_devices.art` prints when both devices compute their halves.
+fn two_devices_expected() -> String {
+    "device 0: 524288 of 524288\ndevice 1: 524288 of 524288\n".to_string()
 }
 
 /// The number before `what` in `line` (`... 53 registers ...`).
@@ -789,6 +797,17 @@ fn the_gpu_programs_run_on_the_cpu_cores_with_a_gpus_blocks() {
     for (p, want) in gpu_program_outputs() {
         assert_eq!(run_on_cpu_blocks(&[p]), want, "{p}");
     }
+}
+
+/// Needs two GPUs: `scripts/test` skips it (and counts it as skipped) on a machine with
+/// fewer, where device 1 does not exist.
+#[test]
+#[ignore = "runs kernels on two NVIDIA GPUs"]
+fn gpu_two_devices_each_compute_their_half() {
+    require_gpu();
+    let count = durin_runtime::cuda::device_count();
+    assert!(count >= 2, "this test needs two CUDA devices; this machine has {count}");
+    assert_eq!(run_on_gpu("tests/gpu/two_devices.art"), two_devices_expected());
 }
 
 #[test]
