@@ -411,10 +411,22 @@ impl<'a> Checker<'a> {
                 Expr::new(kind, ty, span)
             }
             A::Return => {
-                let Some(&(f, codom)) = self.cx.fns.last() else {
+                let Some(&(f, codom, inferred)) = self.cx.fns.last() else {
                     self.err(span, "`return` outside of a function");
                     return err_expr(span);
                 };
+                // As in Artic: `return` has the type of a continuation that takes the
+                // return type, which must be known before the body is checked.
+                if let Some((at, what)) = inferred {
+                    let d = Diagnostic::error(span, "cannot infer the type of `return`")
+                        .with_secondary(
+                            at,
+                            format!("the return type of this {what} is inferred from its body"),
+                        )
+                        .with_note(format!("write the {what}'s return type"));
+                    self.diags.push(d);
+                    return err_expr(span);
+                }
                 let ty = self.tys.func(codom, TyTable::NORET);
                 Expr::new(K::Return(f), ty, span)
             }
@@ -1602,7 +1614,8 @@ impl<'a> Checker<'a> {
             self.next_return
         });
         if let Some(r) = returns_of {
-            self.cx.fns.push((r, codom));
+            let inferred = (ret.is_none() && hcodom.is_none()).then_some((span, "closure"));
+            self.cx.fns.push((r, codom, inferred));
         }
         let b = self.expr(body, Some(codom));
         if returns_of.is_some() {

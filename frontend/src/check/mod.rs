@@ -300,8 +300,10 @@ struct BodyCx {
     scopes: Vec<FxHashMap<Box<str>, Local>>,
     /// Type parameters in scope: name and type.
     type_params: Vec<(Box<str>, Ty)>,
-    /// The functions whose bodies enclose this point (innermost last).
-    fns: Vec<(FnId, Ty)>,
+    /// The functions whose bodies enclose this point (innermost last), with their return
+    /// types and, where that type is inferred from the body, the function's place and what
+    /// it is (`function`, `closure`).
+    fns: Vec<(FnId, Ty, Option<(Span, &'static str)>)>,
     /// Enclosing loops (innermost last).
     loops: Vec<LoopId>,
     /// Whether a partial-evaluation filter is being checked.
