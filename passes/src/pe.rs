@@ -87,9 +87,10 @@ struct Pe<'w> {
     /// For each continuation made by cloning: the call site whose specialization made it,
     /// the callee, and the specialization's number in `growth`.
     origin: FxHashMap<Def, (Def, Def, u32)>,
-    /// For each specialization: the definitions it made, and how many specializations of
-    /// the same callee in a row, each inside the one before, grew by half or more.
-    growth: Vec<(usize, u32)>,
+    /// For each specialization: the definitions it made, how many specializations of the
+    /// same callee in a row, each inside the one before, grew by half or more, and how many
+    /// in a row substituted no constant value (see [`RUNAWAY_LIMIT`]).
+    growth: Vec<(usize, u32, u32)>,
     /// Control-flow specializations made per callee (bounded: see [`CFF_LIMIT`]).
     cff_count: FxHashMap<Def, u32>,
     /// Which continuations are closed (top-level functions).
@@ -125,6 +126,15 @@ pub const MAX_DEFS: usize = 8_000_000;
 /// recursion that passes the clone's own return point copies every clone before it
 /// (doubling), and would otherwise run until [`MAX_DEFS`], seconds later.
 pub const GROWTH_LIMIT: u32 = 16;
+
+/// Specialization stops with the fuel diagnostic after this many specializations of one
+/// callee in a row, each made inside the one before, whose substituted values (the
+/// arguments that are not continuations) all depend on parameters: nothing constant can
+/// end such a recursion (`fn @f(n: i32) = ... f(n - 1)` with `n` unknown), which would
+/// otherwise run until [`MAX_DEFS`], over ten seconds and a gigabyte and a half later.
+/// Recursions that partial evaluation is meant to unroll pass a constant (`unroll`'s
+/// counter) or a function each time.
+pub const RUNAWAY_LIMIT: u32 = 10_000;
 
 /// A specialization costs one unit of fuel, and one more per this many definitions it
 /// makes.
@@ -461,19 +471,31 @@ impl Pe<'_> {
         let extra = (made / FUEL_DEFS) as u64;
         // A specialization inside a clone of the same callee that copies half as much
         // again as that clone: the clone is inside what it copies.
-        let streak = match self.origin.get(&site) {
-            Some(&(_, t, id)) if t == target => {
-                let (prev, streak) = self.growth[id as usize];
-                if 2 * made >= 3 * prev {
-                    streak + 1
-                } else {
-                    0
-                }
+        // Whether the substituted values are all unknown: at least one, none constant, and
+        // no function among the arguments (return points aside).
+        let mut values = 0;
+        let mut unknown = true;
+        for &a in args.iter().flatten() {
+            let t = self.w.type_of(a);
+            if is_point_type(self.w, t) {
+                continue;
             }
-            _ => 0,
+            values += 1;
+            unknown &= self.w.has_params(a) && !matches!(self.w.kind(t), TypeKind::Cont(_));
+        }
+        let unknown = unknown && values > 0;
+        let (streak, blind) = match self.origin.get(&site) {
+            Some(&(_, t, id)) if t == target => {
+                let (prev, streak, blind) = self.growth[id as usize];
+                (
+                    if 2 * made >= 3 * prev { streak + 1 } else { 0 },
+                    if unknown { blind + 1 } else { 0 },
+                )
+            }
+            _ => (0, 0),
         };
         let id = u32::try_from(self.growth.len()).expect("fewer specializations than fuel");
-        self.growth.push((made, streak));
+        self.growth.push((made, streak, blind));
         self.fuel_left = self.fuel_left.saturating_sub(extra);
         // The originals are templates now: their jumps are specialized in the clones, not
         // in them (specializing inside a template would be copied into every clone).
@@ -515,7 +537,11 @@ impl Pe<'_> {
             None => {
                 self.spend_fuel(k, target)?;
                 let c = self.clone_of(k, target, &key.1);
-                if self.growth.last().is_some_and(|g| g.1 >= GROWTH_LIMIT) {
+                if self
+                    .growth
+                    .last()
+                    .is_some_and(|g| g.1 >= GROWTH_LIMIT || g.2 >= RUNAWAY_LIMIT)
+                {
                     return Err(self.out_of_fuel(k, target));
                 }
                 self.memo.insert(key.clone(), c);
@@ -557,7 +583,13 @@ impl Pe<'_> {
 
     fn out_of_fuel(&self, site: Def, target: Def) -> Diagnostic {
         let name = |d: Def| self.w.name(d).unwrap_or("a continuation").to_string();
-        let what = if self.growth.last().is_some_and(|g| g.1 >= GROWTH_LIMIT) {
+        let what = if self.growth.last().is_some_and(|g| g.2 >= RUNAWAY_LIMIT) {
+            format!(
+                "room (`{}` was specialized {RUNAWAY_LIMIT} times in a row, each inside the \
+                 one before, on arguments none of which is constant)",
+                name(target)
+            )
+        } else if self.growth.last().is_some_and(|g| g.1 >= GROWTH_LIMIT) {
             format!(
                 "room (each specialization of `{}` copies the one it is in, {GROWTH_LIMIT} \
                  times in a row: the program grows geometrically)",
