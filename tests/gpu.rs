@@ -98,6 +98,7 @@ const PROGRAMS: &[&str] = &[
     "benches/gpu/launch.art",
     "benches/gpu/staging.art",
     "benches/gpu/stencil.art",
+    "benches/gpu/two_devices.art",
 ];
 
 fn ok(out: &std::process::Output, what: &str) -> String {

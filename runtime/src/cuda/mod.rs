@@ -3,7 +3,9 @@
 //!
 //! Device numbers are AnyDSL's: the platform in the low four bits (0 the host, 1 CUDA),
 //! the device's ordinal above them (`1 | n << 4`). Each CUDA device has its primary
-//! context. A launch compiles the program's CUDA module for the device's compute capability
+//! context. The platform's state is behind one lock, which no call holds while it waits for
+//! a device (a synchronization, a copy, a timer's stop): a thread that waits for one device
+//! leaves the others to other threads. A launch compiles the program's CUDA module for the device's compute capability
 //! the first time (NVRTC, through the on-disk cache of [`nvrtc`]), loads it, and launches
 //! the kernel on the default stream; errors name the kernel and the place of its launch.
 //! With `ANYDSL_PROFILE=full`, each launch is timed with CUDA events (and waited for), and
@@ -41,6 +43,9 @@ struct Device {
     modules: HashMap<usize, sys::CUmodule>,
     /// Kernels by the addresses of module source and kernel name.
     functions: HashMap<(usize, usize), sys::CUfunction>,
+    /// The last kernel launched on the device and its place (zero-terminated strings that
+    /// live as long as the program), for errors found later.
+    last: Option<(usize, usize)>,
 }
 
 #[derive(Default)]
@@ -51,9 +56,6 @@ struct State {
     pinned: HashSet<usize>,
     /// Microseconds in kernels, when profiling.
     kernel_us: f64,
-    /// The last kernel launched and its place (zero-terminated strings that live as long as
-    /// the program), for errors found later.
-    last: Option<(usize, usize)>,
     profile: Option<bool>,
     /// Per CUDA device, the events of its timer (`durin_timer_start`, `durin_timer_stop`).
     timers: HashMap<i32, [sys::CUevent; 2]>,
@@ -144,6 +146,7 @@ impl State {
                         arch: format!("sm_{major}{minor}"),
                         modules: HashMap::new(),
                         functions: HashMap::new(),
+                        last: None,
                     },
                 );
             }
@@ -157,31 +160,58 @@ impl State {
         Ok(d)
     }
 
-    /// Makes some CUDA context current (for copies between host memory and any device).
-    fn any_device(&mut self, devs: &[i32]) -> Result<(), String> {
-        let n = devs
-            .iter()
-            .find(|&&d| split(d).0 == PLATFORM)
-            .map(|&d| split(d).1)
-            .unwrap_or(0);
-        self.device(n).map(|_| ())
+    /// What waiting for device `n` needs, taken under the lock: see [`Waiter`].
+    fn waiter(&mut self, n: i32) -> Result<Waiter, String> {
+        let d = self.device(n)?;
+        Ok(Waiter {
+            ctx: d.ctx,
+            last: d.last,
+        })
+    }
+}
+
+/// A CUDA device's context and the last kernel launched on it: what a thread needs to wait
+/// for the device without holding the platform's lock.
+#[derive(Clone, Copy)]
+struct Waiter {
+    ctx: sys::CUcontext,
+    last: Option<(usize, usize)>,
+}
+
+impl Waiter {
+    /// Makes the device's context current on this thread.
+    fn enter(&self) -> Result<(), String> {
+        // SAFETY: a live context (primary contexts are retained for the process's lifetime).
+        check(
+            unsafe { sys::cuCtxSetCurrent(self.ctx) },
+            "cannot use the CUDA context",
+        )
     }
 
-    /// Waits for device `n`; an error of a kernel names the last one launched.
-    fn synchronize(&mut self, n: i32) -> Result<(), String> {
-        let last = self.last;
-        self.device(n)?;
+    /// Waits for everything launched on the device; an error of a kernel names the last
+    /// one launched there.
+    fn wait(&self) -> Result<(), String> {
+        self.enter()?;
         // SAFETY: plain driver call with a current context.
         let rc = unsafe { sys::cuCtxSynchronize() };
-        check(rc, "a GPU kernel failed").map_err(|e| match last {
+        check(rc, "a GPU kernel failed").map_err(|e| self.name_kernel(e))
+    }
+
+    fn name_kernel(&self, e: String) -> String {
+        match self.last {
             // SAFETY: the launch's strings live as long as the program.
             Some((k, at)) => unsafe {
                 let (k, at) = (c_text(k as *const u8), c_text(at as *const u8));
-                format!("{e} (the last kernel launched was `{k}`, at {at})")
+                format!("{e} (the last kernel launched on the device was `{k}`, at {at})")
             },
             None => e,
-        })
+        }
     }
+}
+
+/// Runs `f` outside the platform's lock; its error ends the program.
+fn unlocked<T>(f: impl FnOnce() -> Result<T, String>) -> T {
+    f().unwrap_or_else(|e| crate::error::fail(&e))
 }
 
 fn with_state<T>(f: impl FnOnce(&mut State) -> Result<T, String>) -> T {
@@ -326,13 +356,25 @@ pub fn release_pinned(p: *mut u8) -> bool {
 /// Copies `size` bytes where at least one side is on a CUDA device (unified addressing
 /// tells the driver which way). Waits for earlier kernels, as AnyDSL's copies do.
 pub fn copy(devs: [i32; 2], src: *const u8, dst: *mut u8, size: usize) {
-    with_state(|s| {
-        s.any_device(&devs)?;
+    let (copier, waits) = with_state(|s| {
+        // Any CUDA device of the two does the copy (device 0 between host buffers).
+        let n = devs
+            .iter()
+            .find(|&&d| split(d).0 == PLATFORM)
+            .map_or(0, |&d| split(d).1);
+        let mut waits = Vec::with_capacity(2);
         for d in devs {
             if split(d).0 == PLATFORM {
-                s.synchronize(split(d).1)?;
+                waits.push(s.waiter(split(d).1)?);
             }
         }
+        Ok((s.waiter(n)?, waits))
+    });
+    unlocked(|| {
+        for w in &waits {
+            w.wait()?;
+        }
+        copier.enter()?;
         // SAFETY: the caller passes live ranges; the context is current.
         check(
             unsafe {
@@ -347,9 +389,11 @@ pub fn copy(devs: [i32; 2], src: *const u8, dst: *mut u8, size: usize) {
     })
 }
 
-/// Waits until everything launched on CUDA device `n` is done.
+/// Waits until everything launched on CUDA device `n` is done (without holding the
+/// platform's lock: other threads may use other devices meanwhile).
 pub fn synchronize(n: i32) {
-    with_state(|s| s.synchronize(n))
+    let w = with_state(|s| s.waiter(n));
+    unlocked(|| w.wait())
 }
 
 /// Waits for device `dev` (AnyDSL's number; nothing to wait for on the host).
@@ -422,11 +466,14 @@ pub extern "C" fn durin_timer_stop(dev: i32) -> f64 {
             }
         };
     }
-    with_state(|s| {
+    let (w, [start, stop]) = with_state(|s| {
         if !s.timers.contains_key(&n) {
             return Err(stop_without_start(dev));
         }
-        let [start, stop] = s.timer(n)?;
+        Ok((s.waiter(n)?, s.timer(n)?))
+    });
+    unlocked(|| {
+        w.enter()?;
         let mut ms = 0f32;
         // SAFETY: events of the current context; the first was recorded by the start.
         unsafe {
@@ -434,7 +481,8 @@ pub extern "C" fn durin_timer_stop(dev: i32) -> f64 {
                 sys::cuEventRecord(stop, std::ptr::null_mut()),
                 "cannot record an event",
             )?;
-            check(sys::cuEventSynchronize(stop), "a GPU kernel failed")?;
+            check(sys::cuEventSynchronize(stop), "a GPU kernel failed")
+                .map_err(|e| w.name_kernel(e))?;
             check(
                 sys::cuEventElapsedTime_v2(&mut ms, start, stop),
                 "cannot read the timer's events",
@@ -522,7 +570,9 @@ pub unsafe extern "C" fn durin_cuda_launch(
             std::ptr::null_mut(),
         );
         check(rc, "the launch failed").map_err(fail)?;
-        s.last = Some((kernel as usize, place as usize));
+        if let Some(d) = s.devices.get_mut(&n) {
+            d.last = Some((kernel as usize, place as usize));
+        }
         if profile {
             check(sys::cuEventRecord(events[1], std::ptr::null_mut()), "event").map_err(fail)?;
             check(sys::cuEventSynchronize(events[1]), "the kernel failed").map_err(fail)?;
