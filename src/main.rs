@@ -224,9 +224,8 @@ fn main() -> ExitCode {
             Session::new($o, &mut stdout, &mut stderr)
         };
     }
-    // `run` executes the program's own code, whose exit handlers must run; the other
-    // commands run none and end without the process's exit handlers (`exit_now`).
-    let quick_exit = !matches!(cli.command, Command::Run { .. });
+    // `run` keeps the process's exit handlers: the program it ran may have its own.
+    let runs_program = matches!(cli.command, Command::Run { .. });
     let result = match cli.command {
         Command::Check {
             list_passes: true, ..
@@ -295,32 +294,5 @@ fn main() -> ExitCode {
                 .map(|()| 0)
         }
     };
-    let code = match result {
-        Ok(code) => code,
-        Err(durin_driver::Failed) => 1,
-    };
-    if quick_exit {
-        exit_now(code, &mut stdout, &mut stderr);
-    }
-    ExitCode::from(code)
-}
-
-/// Ends the process with `code` once everything written is out, without running exit
-/// handlers: those are LLVM's static destructors (its option registry and pass registries)
-/// and the allocator's return of free memory to the system, work whose result the end of
-/// the process makes moot (docs/decisions.md).
-fn exit_now(code: u8, stdout: &mut std::io::Stdout, stderr: &mut std::io::Stderr) -> ! {
-    use std::io::Write;
-    extern "C" {
-        fn fflush(stream: *mut std::ffi::c_void) -> i32;
-        fn _exit(code: i32) -> !;
-    }
-    let _ = stdout.flush();
-    let _ = stderr.flush();
-    // SAFETY: `fflush(NULL)` flushes every C stream (LLVM's are unbuffered or flushed
-    // already); `_exit` ends the process, and no Rust code runs after it.
-    unsafe {
-        fflush(std::ptr::null_mut());
-        _exit(i32::from(code))
-    }
+    durin_driver::exit(result.unwrap_or(1), runs_program)
 }

@@ -807,8 +807,14 @@ fn the_gpu_programs_run_on_the_cpu_cores_with_a_gpus_blocks() {
 fn gpu_two_devices_each_compute_their_half() {
     require_gpu();
     let count = durin_runtime::cuda::device_count();
-    assert!(count >= 2, "this test needs two CUDA devices; this machine has {count}");
-    assert_eq!(run_on_gpu("tests/gpu/two_devices.art"), two_devices_expected());
+    assert!(
+        count >= 2,
+        "this test needs two CUDA devices; this machine has {count}"
+    );
+    assert_eq!(
+        run_on_gpu("tests/gpu/two_devices.art"),
+        two_devices_expected()
+    );
 }
 
 #[test]

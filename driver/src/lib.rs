@@ -31,6 +31,32 @@ pub const EXIT_RUNTIME_ERROR: u8 = 101;
 /// error), distinct from a rejected program (1) and a program's run-time error.
 pub const EXIT_INTERNAL_ERROR: u8 = 70;
 
+/// The end of the `durin` command, with exit status `code`. After a command that ran a
+/// program of the user's (`runs_program`), the status to return from `main`, so that the
+/// process's exit handlers run (the program's own among them). Otherwise the process ends
+/// here, once everything written to standard output and error (Rust's streams and C's) is
+/// out, without running exit handlers: those are LLVM's static destructors (its option and
+/// pass registries) and the allocator's return of free memory to the system, work whose
+/// result the end of the process makes moot (docs/decisions.md).
+pub fn exit(code: u8, runs_program: bool) -> std::process::ExitCode {
+    if runs_program {
+        return std::process::ExitCode::from(code);
+    }
+    use std::io::Write;
+    extern "C" {
+        fn fflush(stream: *mut std::ffi::c_void) -> i32;
+        fn _exit(code: i32) -> !;
+    }
+    let _ = std::io::stdout().flush();
+    let _ = std::io::stderr().flush();
+    // SAFETY: `fflush(NULL)` flushes every C stream; `_exit` ends the process, and no Rust
+    // code runs after it.
+    unsafe {
+        fflush(std::ptr::null_mut());
+        _exit(i32::from(code))
+    }
+}
+
 use durin_diag::Diagnostic;
 pub use durin_ir::interp::Limits;
 use durin_passes::PrintAfter;

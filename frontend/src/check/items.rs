@@ -765,7 +765,9 @@ impl<'a> Checker<'a> {
             self.fns[f as usize].codom
         };
         self.cx.scopes.push(FxHashMap::default());
-        self.cx.fns.push((f, codom, infer.then_some((decl.name.span, "function"))));
+        self.cx
+            .fns
+            .push((f, codom, infer.then_some((decl.name.span, "function"))));
         let param = self.fn_params(&decl.param, dom);
         let filter = decl.filter.as_ref().map(|flt| self.check_filter(flt));
         let body_span = body.span;
