@@ -907,6 +907,71 @@ fn staged_kernels_run_on_the_cpu_cores_bit_for_bit() {
     assert!(text.contains("staged: --shm on"), "{text}");
 }
 
+/// The `shm: kernel` lines of `--report shm` for `program` built for CUDA.
+fn shm_kernel_lines(program: &str) -> Vec<String> {
+    let file = std::env::temp_dir().join(format!("durin-report-{}.cu", std::process::id()));
+    let out = durin(&[
+        "build",
+        "--target",
+        "cuda",
+        "--report",
+        "shm",
+        "--emit",
+        "cuda",
+        "-o",
+        file.to_str().unwrap(),
+        program,
+    ]);
+    let _ = std::fs::remove_file(&file);
+    let text = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{text}");
+    text.lines()
+        .filter(|l| l.starts_with("shm: kernel"))
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn the_shm_report_names_the_programs_call_of_a_library_kernel() {
+    // Each operator of harris.art is one statement that starts a line; its kernels are the
+    // image library's code, and the report names the statement each was specialized for.
+    let src = std::fs::read_to_string("examples/harris.art").unwrap();
+    let operators: Vec<usize> = (src.lines().enumerate())
+        .filter(|(_, l)| {
+            let l = l.trim_start();
+            ["convolve(", "convolve_sep(", "map1(", "map2(", "map3("]
+                .iter()
+                .any(|op| l.starts_with(op))
+        })
+        .map(|(i, _)| i + 1)
+        .collect();
+    assert_eq!(operators.len(), 9, "{operators:?}");
+    let lines = shm_kernel_lines("examples/harris.art");
+    let mut named: Vec<usize> = lines
+        .iter()
+        .map(|l| {
+            let at = l
+                .split("specialized for the call at examples/harris.art:")
+                .nth(1)
+                .unwrap_or_else(|| panic!("no call of the program in: {l}"));
+            at.split(':').next().unwrap().parse().unwrap()
+        })
+        .collect();
+    assert!(
+        lines.iter().all(|l| l.contains("(<prelude>/image.art:")),
+        "{lines:?}"
+    );
+    named.dedup();
+    assert_eq!(named, operators, "{lines:?}");
+    // A kernel written in the program is named by its own place alone.
+    let own = shm_kernel_lines("tests/gpu/vector_add.art");
+    assert_eq!(own.len(), 1);
+    assert!(
+        own[0].contains("(tests/gpu/vector_add.art:14:22)"),
+        "{own:?}"
+    );
+}
+
 #[test]
 fn on_the_cpu_cores_a_launch_is_checked_as_cuda_checks_it() {
     let dir = std::env::temp_dir().join(format!("durin-cuda-cpu-{}", std::process::id()));

@@ -528,7 +528,14 @@ impl<'io> Session<'io> {
                 Some([x, y, z]) => format!("blocks of {x}x{y}x{z}"),
                 None => "blocks of a size known at run time".to_string(),
             };
-            let place = self.sources.place(k.loc);
+            let mut place = self.sources.place(k.loc);
+            // A kernel of a library's code: the program's own call it was specialized for.
+            let in_library = k.loc.is_some_and(|l| self.sources.is_library(l.file));
+            let program_call = (k.expanded_from.iter()).find(|s| !self.sources.is_library(s.file));
+            if let (true, Some(&at)) = (in_library, program_call) {
+                let at = self.sources.place(Some(at));
+                place += &format!(", specialized for the call at {at}");
+            }
             self.say(format_args!("shm: kernel `{}` ({place}), {block}", k.name));
             for b in &k.buffers {
                 let what = durin_passes::describe_root(&b.root);

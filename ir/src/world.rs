@@ -54,8 +54,20 @@ pub struct World {
     externals: IndexSet<Def, FxBuildHasher>,
     names: FxHashMap<Def, Box<str>>,
     locs: FxHashMap<Def, Span>,
+    /// For continuations made by specializing a call: their expansion (see
+    /// [`World::expansion`]).
+    expansions: FxHashMap<Def, Expansion>,
+    /// The call sites of expansions, each with the expansion it lies in.
+    expansion_sites: Vec<(Span, Option<Expansion>)>,
+    /// For continuations that took over another's jump: that jump's place and expansion.
+    jump_places: FxHashMap<Def, (Span, Option<Expansion>)>,
     no_normalize: bool,
 }
+
+/// A specialization of a call by partial evaluation, in a chain of them: see
+/// [`World::expansion`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Expansion(u32);
 
 fn hash_key(node: Node, ty: Type, ops: &[Def]) -> u32 {
     let mut h = FxHasher::default();
@@ -289,6 +301,7 @@ impl World {
         World {
             types: other.types.clone(),
             no_normalize: other.no_normalize,
+            expansion_sites: other.expansion_sites.clone(),
             ..World::default()
         }
     }
@@ -302,6 +315,73 @@ impl World {
     /// Attaches a source location to `d` (not part of its identity).
     pub fn set_loc(&mut self, d: Def, loc: Span) {
         self.locs.insert(d, loc);
+    }
+
+    /// For a continuation that partial evaluation made by specializing a call: that
+    /// expansion, whose chain of call sites ([`World::expansion_sites`]) leads from the call
+    /// to the code that was not itself specialized (from a library's function to the call in
+    /// the program that used it). Diagnostics and reports name it beside [`World::loc`].
+    pub fn expansion(&self, d: Def) -> Option<Expansion> {
+        self.expansions.get(&d).copied()
+    }
+
+    /// Records that continuation `d` belongs to expansion `e`.
+    pub fn set_expansion(&mut self, d: Def, e: Expansion) {
+        self.expansions.insert(d, e);
+    }
+
+    /// A new expansion: a call at `at`, itself in expansion `parent` (if any).
+    pub fn new_expansion(&mut self, at: Span, parent: Option<Expansion>) -> Expansion {
+        let e = Expansion(u32::try_from(self.expansion_sites.len()).expect("expansions fit u32"));
+        self.expansion_sites.push((at, parent));
+        e
+    }
+
+    /// The call sites of expansion `e`, innermost first. Worlds built anew from this one
+    /// ([`World::with_types_of`]) keep the same expansions.
+    pub fn expansion_sites(&self, e: Expansion) -> impl Iterator<Item = Span> + '_ {
+        std::iter::successors(Some(e), |&e| self.expansion_sites[e.0 as usize].1)
+            .map(|e| self.expansion_sites[e.0 as usize].0)
+    }
+
+    /// Gives `to` the place (if `from` has one), the expansion and the jump's place of
+    /// `from`: for a continuation made from another.
+    pub fn copy_places(&mut self, from: Def, to: Def) {
+        if let Some(l) = self.loc(from) {
+            self.set_loc(to, l);
+        }
+        match self.expansion(from) {
+            Some(e) => self.expansions.insert(to, e),
+            None => self.expansions.remove(&to),
+        };
+        match self.jump_places.get(&from).copied() {
+            Some(j) => self.jump_places.insert(to, j),
+            None => self.jump_places.remove(&to),
+        };
+    }
+
+    /// The place of continuation `d`'s jump and the expansion that code lies in: its own
+    /// place and expansion, or those of the continuation whose jump it took over
+    /// ([`World::take_jump_place`]). Where partial evaluation specializes a call.
+    pub fn jump_place(&self, d: Def) -> (Option<Span>, Option<Expansion>) {
+        match self.jump_places.get(&d) {
+            Some(&(at, e)) => (Some(at), e),
+            None => (self.loc(d), self.expansion(d)),
+        }
+    }
+
+    /// Sets the place of `d`'s jump (see [`World::jump_place`]), as a copy from another world.
+    pub fn set_jump_place(&mut self, d: Def, at: Span, e: Option<Expansion>) {
+        self.jump_places.insert(d, (at, e));
+    }
+
+    /// Records that `to` took over the jump of `from` (inlining `from` into it): `to` keeps
+    /// its own place for diagnostics, and calls in it are at `from`'s.
+    pub fn take_jump_place(&mut self, from: Def, to: Def) {
+        match self.jump_place(from) {
+            (Some(at), e) => self.jump_places.insert(to, (at, e)),
+            (None, _) => self.jump_places.remove(&to),
+        };
     }
 
     /// The debug name of `d`, if it has one.

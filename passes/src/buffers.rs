@@ -111,6 +111,9 @@ pub struct KernelBuffers {
     pub name: String,
     /// Its place.
     pub loc: Option<Span>,
+    /// The calls it was specialized from, innermost first, where its place is in a function
+    /// that partial evaluation specialized (a library's): [`durin_ir::World::expansion`].
+    pub expanded_from: Vec<Span>,
     /// The block shape of its launch, when constant.
     pub block: Option<[u32; 3]>,
     /// The pixels its threads and blocks compute, where its code says so
@@ -539,6 +542,10 @@ pub(crate) fn trace(
         kernel: k.def,
         name: w.name(k.def).unwrap_or("kernel").to_string(),
         loc: w.loc(k.def),
+        expanded_from: w
+            .expansion(k.def)
+            .map(|e| w.expansion_sites(e).collect())
+            .unwrap_or_default(),
         block: k.block,
         tile,
         buffers,

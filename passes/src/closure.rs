@@ -427,6 +427,9 @@ impl Converter<'_> {
         if let Some(l) = old.loc(k) {
             self.new.set_loc(n, l);
         }
+        if let Some(e) = old.expansion(k) {
+            self.new.set_expansion(n, e);
+        }
         self.conts.insert(k, n);
         let shift = usize::from(kind == Kind::Convert);
         for i in 0..ps.len() {
@@ -502,6 +505,9 @@ impl Converter<'_> {
         let n = self.new.cont(&tys, &name);
         if let Some(l) = self.old.loc(k) {
             self.new.set_loc(n, l);
+        }
+        if let Some(e) = self.old.expansion(k) {
+            self.new.set_expansion(n, e);
         }
         let args: Vec<Def> = self.new.params(n)[1..].to_vec();
         self.new.set_body(n, target, &args);

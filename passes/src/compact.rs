@@ -58,6 +58,12 @@ impl Copier<'_> {
                     if let Some(l) = old.loc(x) {
                         self.new.set_loc(k, l);
                     }
+                    if let Some(e) = old.expansion(x) {
+                        self.new.set_expansion(k, e);
+                    }
+                    if let (Some(at), e) = old.jump_place(x) {
+                        self.new.set_jump_place(k, at, e);
+                    }
                     self.map.insert(x, k);
                     self.pending.push(x);
                     continue;

@@ -120,9 +120,7 @@ fn lower_one(
     let i32t = w.ty_int(32, true);
     let ret_t = w.ty_cont(&[mem_t]);
     let body = w.cont(&[mem_t, i32t, i32t, i32t, ret_t], "cpu_kernel");
-    if let Some(s) = w.loc(l.kernel) {
-        w.set_loc(body, s);
-    }
+    w.copy_places(l.kernel, body);
     let grid: Vec<Def> = (0..3).map(|i| w.extract_at(l.grid, i)).collect();
     let block: Vec<Def> = (0..3).map(|i| w.extract_at(l.block, i)).collect();
     // The kernel's scope, copied with its parameters replaced: `mem` and the return point

@@ -435,9 +435,7 @@ impl Rewrite<'_> {
             tys.extend(self.needs[&k].iter().map(|&i| self.slots[i].ty));
             let name = self.w.name(k).unwrap_or("k").to_string();
             let k2 = self.w.cont(&tys, &name);
-            if let Some(l) = self.w.loc(k) {
-                self.w.set_loc(k2, l);
-            }
+            self.w.copy_places(k, k2);
             for i in 0..self.w.num_params(k) {
                 let (from, to) = (self.w.param(k, i), self.w.param(k2, i));
                 self.rw.map(from, to);
@@ -572,9 +570,7 @@ impl Rewrite<'_> {
         let tys = cont_param_types(self.w, k);
         let name = self.w.name(k).unwrap_or("k").to_string();
         let wr = self.w.cont(&tys, &name);
-        if let Some(l) = self.w.loc(k) {
-            self.w.set_loc(wr, l);
-        }
+        self.w.copy_places(k, wr);
         let mut args = self.w.params(wr);
         let vals = self.values_for(k, mem);
         args.extend(vals);

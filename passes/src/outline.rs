@@ -71,6 +71,9 @@ fn outline(w: &mut World, l: &Launch) -> Result<bool, Diagnostic> {
     if let Some(at) = w.loc(l.kernel).or(loc) {
         w.set_loc(kernel, at);
     }
+    if let Some(e) = w.expansion(l.kernel) {
+        w.set_expansion(kernel, e);
+    }
     // Old parameters keep their places (mem, the launch's captured values), the new ones
     // come before the return point, which stays last.
     let mut rw = Rewriter::new();

@@ -452,6 +452,8 @@ impl Pe<'_> {
         for (m, _) in changed {
             self.index.add(self.w, m);
         }
+        // `k`'s jump is `target`'s now: calls in it are at `target`'s place.
+        self.w.take_jump_place(target, k);
         match body {
             Some((callee, rest)) => self.live.set_body(self.w, k, callee, &rest),
             None => self.live.clear_body(self.w, k),
@@ -500,8 +502,14 @@ impl Pe<'_> {
         // The originals are templates now: their jumps are specialized in the clones, not
         // in them (specializing inside a template would be copied into every clone).
         self.templates.extend(scope);
+        // The clones expand the call at `site`, inside the expansion the site is in.
+        let (at, parent) = self.w.jump_place(site);
+        let expansion = at.map(|at| self.w.new_expansion(at, parent)).or(parent);
         for d in self.w.defs_from(before).collect::<Vec<_>>() {
             if self.w.node(d) == Node::Cont {
+                if let Some(e) = expansion {
+                    self.w.set_expansion(d, e);
+                }
                 self.origin.insert(d, (site, target, id));
                 self.index.add(self.w, d);
             }

@@ -167,9 +167,7 @@ impl<'c> Rewriter<'c> {
             }
         }
         if from != to {
-            if let Some(l) = w.loc(from) {
-                w.set_loc(to, l);
-            }
+            w.copy_places(from, to);
         }
     }
 }
