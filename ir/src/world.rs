@@ -344,20 +344,18 @@ impl World {
             .map(|e| self.expansion_sites[e.0 as usize].0)
     }
 
-    /// Gives `to` the place (if `from` has one), the expansion and the jump's place of
-    /// `from`: for a continuation made from another.
+    /// Gives `to`, a continuation made from `from`, the place, the expansion and the jump's
+    /// place of `from` (those it has).
     pub fn copy_places(&mut self, from: Def, to: Def) {
         if let Some(l) = self.loc(from) {
             self.set_loc(to, l);
         }
-        match self.expansion(from) {
-            Some(e) => self.expansions.insert(to, e),
-            None => self.expansions.remove(&to),
-        };
-        match self.jump_places.get(&from).copied() {
-            Some(j) => self.jump_places.insert(to, j),
-            None => self.jump_places.remove(&to),
-        };
+        if let Some(e) = self.expansion(from) {
+            self.expansions.insert(to, e);
+        }
+        if let Some(&j) = self.jump_places.get(&from) {
+            self.jump_places.insert(to, j);
+        }
     }
 
     /// The place of continuation `d`'s jump and the expansion that code lies in: its own
