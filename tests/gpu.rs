@@ -71,6 +71,33 @@ fn a_kernel_that_captures_a_closure_is_an_error_at_its_source() {
     assert!(err.contains("captures_closure.art:"), "{err}");
 }
 
+#[test]
+fn an_error_in_a_library_kernel_names_the_programs_call() {
+    let out = durin(&[
+        "build",
+        "--target",
+        "cuda",
+        "--emit",
+        "cuda",
+        "-o",
+        "/dev/null",
+        "tests/gpu/library_kernel_captures.art",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("a GPU kernel cannot capture a closure"),
+        "{err}"
+    );
+    // The primary place is the library's; the label names the program's `map1` call.
+    assert!(err.contains("<prelude>/"), "{err}");
+    assert!(err.contains("library_kernel_captures.art:8:5"), "{err}");
+    assert!(
+        err.contains("in the code specialized for this call"),
+        "{err}"
+    );
+}
+
 /// The GPU programs of the test suite and the benchmarks.
 const PROGRAMS: &[&str] = &[
     "tests/gpu/vector_add.art",

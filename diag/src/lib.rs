@@ -50,6 +50,10 @@ pub struct Diagnostic {
     pub labels: Vec<Label>,
     /// Further explanation and suggestions.
     pub notes: Vec<String>,
+    /// Where the primary place is in code that partial evaluation specialized: the calls it
+    /// was specialized for, innermost first. Where that place is in a library's file, the
+    /// rendering also labels the innermost call in the program's own files.
+    pub expansion: Vec<Span>,
 }
 
 /// A `Result` whose error is a [`Diagnostic`].
@@ -68,6 +72,7 @@ impl Diagnostic {
             message: message.into(),
             labels: Vec::new(),
             notes: Vec::new(),
+            expansion: Vec::new(),
         }
         .at(span)
     }
@@ -131,6 +136,15 @@ impl Diagnostic {
             message: message.into(),
             primary: false,
         });
+        self
+    }
+
+    /// The same diagnostic with the calls its code was specialized for (innermost first),
+    /// unless it names them already.
+    pub fn with_expansion(mut self, calls: impl IntoIterator<Item = Span>) -> Diagnostic {
+        if self.expansion.is_empty() {
+            self.expansion = calls.into_iter().collect();
+        }
         self
     }
 

@@ -25,7 +25,7 @@ pub fn render(sources: &SourceMap, diagnostics: &[Diagnostic]) -> String {
             Severity::Error => cs::Severity::Error,
             Severity::Warning => cs::Severity::Warning,
         };
-        let labels = d
+        let mut labels: Vec<_> = d
             .labels
             .iter()
             .map(|l| {
@@ -37,6 +37,15 @@ pub fn render(sources: &SourceMap, diagnostics: &[Diagnostic]) -> String {
                 cs::Label::new(style, l.span.file.index(), l.span.range()).with_message(&l.message)
             })
             .collect();
+        // A place in a library's code: the program's call that code was specialized for.
+        let in_library = d.primary().is_some_and(|p| sources.is_library(p.file));
+        let call = d.expansion.iter().find(|s| !sources.is_library(s.file));
+        if let (true, Some(call)) = (in_library, call) {
+            labels.push(
+                cs::Label::secondary(call.file.index(), call.range())
+                    .with_message("in the code specialized for this call"),
+            );
+        }
         let diagnostic = cs::Diagnostic::new(severity)
             .with_message(&d.message)
             .with_labels(labels)

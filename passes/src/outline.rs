@@ -32,7 +32,14 @@ pub fn run(w: &mut World) -> Result<Stats, Diagnostic> {
     let launches = live.launches(w);
     let mut stats = Stats::default();
     for l in launches {
-        if outline(w, &l)? {
+        // An error in a library's kernel also names the program's call it was made for.
+        let outlined = outline(w, &l).map_err(|d| {
+            let calls = w
+                .expansion(l.kernel)
+                .map(|e| w.expansion_sites(e).collect::<Vec<_>>());
+            d.with_expansion(calls.unwrap_or_default())
+        })?;
+        if outlined {
             stats.kernels += 1;
         }
     }
