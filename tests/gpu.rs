@@ -71,31 +71,26 @@ fn a_kernel_that_captures_a_closure_is_an_error_at_its_source() {
     assert!(err.contains("captures_closure.art:"), "{err}");
 }
 
+/// What `durin build --emit cuda` says of `program`, which it must reject (exit status 1).
+fn cuda_build_error(program: &str) -> String {
+    let out = durin(&["build", "--emit", "cuda", "-o", "/dev/null", program]);
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    err
+}
+
 #[test]
 fn an_error_in_a_library_kernel_names_the_programs_call() {
-    let out = durin(&[
-        "build",
-        "--target",
-        "cuda",
-        "--emit",
-        "cuda",
-        "-o",
-        "/dev/null",
-        "tests/gpu/library_kernel_captures.art",
-    ]);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{err}");
-    assert!(
-        err.contains("a GPU kernel cannot capture a closure"),
-        "{err}"
-    );
+    let err = cuda_build_error("tests/gpu/library_kernel_captures.art");
     // The primary place is the library's; the label names the program's `map1` call.
-    assert!(err.contains("<prelude>/"), "{err}");
-    assert!(err.contains("library_kernel_captures.art:8:5"), "{err}");
-    assert!(
-        err.contains("in the code specialized for this call"),
-        "{err}"
-    );
+    for want in [
+        "a GPU kernel cannot capture a closure",
+        "<prelude>/",
+        "library_kernel_captures.art:8:5",
+        "in the code specialized for this call",
+    ] {
+        assert!(err.contains(want), "no `{want}` in:\n{err}");
+    }
 }
 
 /// The GPU programs of the test suite and the benchmarks.
@@ -237,16 +232,7 @@ fn the_cuda_text_shows_restrict_const_launch_bounds_and_shared_memory() {
 
 #[test]
 fn a_program_without_kernels_has_no_cuda_code() {
-    let out = durin(&[
-        "build",
-        "--emit",
-        "cuda",
-        "-o",
-        "/dev/null",
-        "tests/native/mathlib.art",
-    ]);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{err}");
+    let err = cuda_build_error("tests/native/mathlib.art");
     assert!(err.contains("launches no GPU kernel"), "{err}");
 }
 
