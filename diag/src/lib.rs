@@ -141,9 +141,9 @@ impl Diagnostic {
 
     /// The same diagnostic with the calls its code was specialized for (innermost first),
     /// unless it names them already.
-    pub fn with_expansion(mut self, calls: impl IntoIterator<Item = Span>) -> Diagnostic {
+    pub fn with_expansion(mut self, calls: Vec<Span>) -> Diagnostic {
         if self.expansion.is_empty() {
-            self.expansion = calls.into_iter().collect();
+            self.expansion = calls;
         }
         self
     }

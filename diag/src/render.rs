@@ -38,9 +38,7 @@ pub fn render(sources: &SourceMap, diagnostics: &[Diagnostic]) -> String {
             })
             .collect();
         // A place in a library's code: the program's call that code was specialized for.
-        let in_library = d.primary().is_some_and(|p| sources.is_library(p.file));
-        let call = d.expansion.iter().find(|s| !sources.is_library(s.file));
-        if let (true, Some(call)) = (in_library, call) {
+        if let Some(call) = sources.program_call(d.primary(), &d.expansion) {
             labels.push(
                 cs::Label::secondary(call.file.index(), call.range())
                     .with_message("in the code specialized for this call"),

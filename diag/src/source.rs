@@ -131,6 +131,19 @@ impl SourceMap {
         self.file(file).is_some_and(|f| f.library)
     }
 
+    /// For a place in a library's code that was specialized for the calls `expanded_from`
+    /// (innermost first): the innermost of them in the program's own files. `None` for a
+    /// place in the program's files.
+    pub fn program_call(&self, place: Option<Span>, expanded_from: &[Span]) -> Option<Span> {
+        if !place.is_some_and(|p| self.is_library(p.file)) {
+            return None;
+        }
+        expanded_from
+            .iter()
+            .copied()
+            .find(|s| !self.is_library(s.file))
+    }
+
     /// The text `span` covers.
     pub fn slice(&self, span: Span) -> &str {
         self.text(span.file).get(span.range()).unwrap_or("")

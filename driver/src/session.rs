@@ -530,9 +530,7 @@ impl<'io> Session<'io> {
             };
             let mut place = self.sources.place(k.loc);
             // A kernel of a library's code: the program's own call it was specialized for.
-            let in_library = k.loc.is_some_and(|l| self.sources.is_library(l.file));
-            let program_call = (k.expanded_from.iter()).find(|s| !self.sources.is_library(s.file));
-            if let (true, Some(&at)) = (in_library, program_call) {
+            if let Some(at) = self.sources.program_call(k.loc, &k.expanded_from) {
                 let at = self.sources.place(Some(at));
                 place += &format!(", specialized for the call at {at}");
             }

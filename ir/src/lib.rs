@@ -32,4 +32,4 @@ pub use def::{ArithOp, CmpOp, Def, Node};
 pub use durin_diag::Span;
 pub use launch::{Kernel, Launch};
 pub use types::{AddrSpace, Type, TypeKind};
-pub use world::{Expansion, World};
+pub use world::{Expansion, Places, World};

@@ -69,6 +69,14 @@ pub struct World {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Expansion(u32);
 
+/// What a continuation made from another inherits besides its code: [`World::places`].
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Places {
+    loc: Option<Span>,
+    expansion: Option<Expansion>,
+    jump: Option<(Span, Option<Expansion>)>,
+}
+
 fn hash_key(node: Node, ty: Type, ops: &[Def]) -> u32 {
     let mut h = FxHasher::default();
     node.hash(&mut h);
@@ -318,7 +326,7 @@ impl World {
     }
 
     /// For a continuation that partial evaluation made by specializing a call: that
-    /// expansion, whose chain of call sites ([`World::expansion_sites`]) leads from the call
+    /// expansion, whose chain of call sites ([`World::expanded_from`]) leads from the call
     /// to the code that was not itself specialized (from a library's function to the call in
     /// the program that used it). Diagnostics and reports name it beside [`World::loc`].
     pub fn expansion(&self, d: Def) -> Option<Expansion> {
@@ -337,25 +345,44 @@ impl World {
         e
     }
 
-    /// The call sites of expansion `e`, innermost first. Worlds built anew from this one
-    /// ([`World::with_types_of`]) keep the same expansions.
-    pub fn expansion_sites(&self, e: Expansion) -> impl Iterator<Item = Span> + '_ {
-        std::iter::successors(Some(e), |&e| self.expansion_sites[e.0 as usize].1)
-            .map(|e| self.expansion_sites[e.0 as usize].0)
+    /// The calls continuation `d` was specialized for, innermost first (none for code that
+    /// was not specialized). Worlds built anew from this one ([`World::with_types_of`]) keep
+    /// the same expansions.
+    pub fn expanded_from(&self, d: Def) -> Vec<Span> {
+        let sites = |e: &Expansion| self.expansion_sites[e.0 as usize];
+        std::iter::successors(self.expansion(d), |e| sites(e).1)
+            .map(|e| sites(&e).0)
+            .collect()
     }
 
-    /// Gives `to`, a continuation made from `from`, the place, the expansion and the jump's
-    /// place of `from` (those it has).
+    /// The place, the expansion and the jump's place of continuation `d` (see
+    /// [`World::jump_place`]): what a continuation made from it inherits.
+    pub fn places(&self, d: Def) -> Places {
+        Places {
+            loc: self.loc(d),
+            expansion: self.expansion(d),
+            jump: self.jump_places.get(&d).copied(),
+        }
+    }
+
+    /// Gives `d` the places `p` has (a continuation made from another, in this world or
+    /// another one built from it).
+    pub fn set_places(&mut self, d: Def, p: Places) {
+        if let Some(l) = p.loc {
+            self.set_loc(d, l);
+        }
+        if let Some(e) = p.expansion {
+            self.expansions.insert(d, e);
+        }
+        if let Some(j) = p.jump {
+            self.jump_places.insert(d, j);
+        }
+    }
+
+    /// Gives `to`, a continuation made from `from`, the places of `from`.
     pub fn copy_places(&mut self, from: Def, to: Def) {
-        if let Some(l) = self.loc(from) {
-            self.set_loc(to, l);
-        }
-        if let Some(e) = self.expansion(from) {
-            self.expansions.insert(to, e);
-        }
-        if let Some(&j) = self.jump_places.get(&from) {
-            self.jump_places.insert(to, j);
-        }
+        let p = self.places(from);
+        self.set_places(to, p);
     }
 
     /// The place of continuation `d`'s jump and the expansion that code lies in: its own
@@ -366,11 +393,6 @@ impl World {
             Some(&(at, e)) => (Some(at), e),
             None => (self.loc(d), self.expansion(d)),
         }
-    }
-
-    /// Sets the place of `d`'s jump (see [`World::jump_place`]), as a copy from another world.
-    pub fn set_jump_place(&mut self, d: Def, at: Span, e: Option<Expansion>) {
-        self.jump_places.insert(d, (at, e));
     }
 
     /// Records that `to` took over the jump of `from` (inlining `from` into it): `to` keeps

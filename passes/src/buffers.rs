@@ -542,10 +542,7 @@ pub(crate) fn trace(
         kernel: k.def,
         name: w.name(k.def).unwrap_or("kernel").to_string(),
         loc: w.loc(k.def),
-        expanded_from: w
-            .expansion(k.def)
-            .map(|e| w.expansion_sites(e).collect())
-            .unwrap_or_default(),
+        expanded_from: w.expanded_from(k.def),
         block: k.block,
         tile,
         buffers,

@@ -424,12 +424,7 @@ impl Converter<'_> {
             tys.push(self.ty(p)?);
         }
         let n = self.new.cont(&tys, old.name(k).unwrap_or("k"));
-        if let Some(l) = old.loc(k) {
-            self.new.set_loc(n, l);
-        }
-        if let Some(e) = old.expansion(k) {
-            self.new.set_expansion(n, e);
-        }
+        self.new.set_places(n, old.places(k));
         self.conts.insert(k, n);
         let shift = usize::from(kind == Kind::Convert);
         for i in 0..ps.len() {
@@ -503,12 +498,7 @@ impl Converter<'_> {
         }
         let name = format!("{}_closure", self.old.name(k).unwrap_or("k"));
         let n = self.new.cont(&tys, &name);
-        if let Some(l) = self.old.loc(k) {
-            self.new.set_loc(n, l);
-        }
-        if let Some(e) = self.old.expansion(k) {
-            self.new.set_expansion(n, e);
-        }
+        self.new.set_places(n, self.old.places(k));
         let args: Vec<Def> = self.new.params(n)[1..].to_vec();
         self.new.set_body(n, target, &args);
         self.wrappers.insert(k, n);

@@ -55,15 +55,7 @@ impl Copier<'_> {
                     if old.is_external(x) {
                         self.new.make_external(k);
                     }
-                    if let Some(l) = old.loc(x) {
-                        self.new.set_loc(k, l);
-                    }
-                    if let Some(e) = old.expansion(x) {
-                        self.new.set_expansion(k, e);
-                    }
-                    if let (Some(at), e) = old.jump_place(x) {
-                        self.new.set_jump_place(k, at, e);
-                    }
+                    self.new.set_places(k, old.places(x));
                     self.map.insert(x, k);
                     self.pending.push(x);
                     continue;

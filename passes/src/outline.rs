@@ -33,12 +33,7 @@ pub fn run(w: &mut World) -> Result<Stats, Diagnostic> {
     let mut stats = Stats::default();
     for l in launches {
         // An error in a library's kernel also names the program's call it was made for.
-        let outlined = outline(w, &l).map_err(|d| {
-            let calls = w
-                .expansion(l.kernel)
-                .map(|e| w.expansion_sites(e).collect::<Vec<_>>());
-            d.with_expansion(calls.unwrap_or_default())
-        })?;
+        let outlined = outline(w, &l).map_err(|d| d.with_expansion(w.expanded_from(l.kernel)))?;
         if outlined {
             stats.kernels += 1;
         }
@@ -75,11 +70,9 @@ fn outline(w: &mut World, l: &Launch) -> Result<bool, Diagnostic> {
     let ps = w.types().cont_params(kty).unwrap_or_default().to_vec();
     let kernel = w.cont(&ps, "kernel");
     // The kernel's place is its body's (the jump to the launch may lie in a library).
-    if let Some(at) = w.loc(l.kernel).or(loc) {
+    w.copy_places(l.kernel, kernel);
+    if let (None, Some(at)) = (w.loc(kernel), loc) {
         w.set_loc(kernel, at);
-    }
-    if let Some(e) = w.expansion(l.kernel) {
-        w.set_expansion(kernel, e);
     }
     // Old parameters keep their places (mem, the launch's captured values), the new ones
     // come before the return point, which stays last.

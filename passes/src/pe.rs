@@ -471,8 +471,6 @@ impl Pe<'_> {
         // nest each clone in the next, and copying them all again doubles the work.
         let made = self.w.num_defs() - before;
         let extra = (made / FUEL_DEFS) as u64;
-        // A specialization inside a clone of the same callee that copies half as much
-        // again as that clone: the clone is inside what it copies.
         // Whether the substituted values are all unknown: at least one, none constant, and
         // no function among the arguments (return points aside).
         let mut values = 0;
@@ -486,6 +484,9 @@ impl Pe<'_> {
             unknown &= self.w.has_params(a) && !matches!(self.w.kind(t), TypeKind::Cont(_));
         }
         let unknown = unknown && values > 0;
+        // Inside a clone of the same callee: a streak of clones that each copy half as much
+        // again as the one they are in (the clone is inside what it copies), and one of
+        // clones on unknown values.
         let (streak, blind) = match self.origin.get(&site) {
             Some(&(_, t, id)) if t == target => {
                 let (prev, streak, blind) = self.growth[id as usize];

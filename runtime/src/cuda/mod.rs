@@ -4,9 +4,10 @@
 //! Device numbers are AnyDSL's: the platform in the low four bits (0 the host, 1 CUDA),
 //! the device's ordinal above them (`1 | n << 4`). Each CUDA device has its primary
 //! context. The platform's state is behind one lock, which no call holds while it waits for
-//! a device (a synchronization, a copy, a timer's stop): a thread that waits for one device
-//! leaves the others to other threads. A launch compiles the program's CUDA module for the device's compute capability
-//! the first time (NVRTC, through the on-disk cache of [`nvrtc`]), loads it, and launches
+//! a device (a synchronization, a copy, a timer's stop; only a launch timed for
+//! `ANYDSL_PROFILE=full` waits under it): a thread that waits for one device leaves the
+//! others to other threads. A launch compiles the program's CUDA module for the device's
+//! compute capability the first time (NVRTC, through the on-disk cache of [`nvrtc`]), loads it, and launches
 //! the kernel on the default stream; errors name the kernel and the place of its launch.
 //! With `ANYDSL_PROFILE=full`, each launch is timed with CUDA events (and waited for), and
 //! [`anydsl_get_kernel_time`] reports the total.
@@ -356,25 +357,26 @@ pub fn release_pinned(p: *mut u8) -> bool {
 /// Copies `size` bytes where at least one side is on a CUDA device (unified addressing
 /// tells the driver which way). Waits for earlier kernels, as AnyDSL's copies do.
 pub fn copy(devs: [i32; 2], src: *const u8, dst: *mut u8, size: usize) {
-    let (copier, waits) = with_state(|s| {
-        // Any CUDA device of the two does the copy (device 0 between host buffers).
-        let n = devs
-            .iter()
-            .find(|&&d| split(d).0 == PLATFORM)
-            .map_or(0, |&d| split(d).1);
-        let mut waits = Vec::with_capacity(2);
-        for d in devs {
-            if split(d).0 == PLATFORM {
-                waits.push(s.waiter(split(d).1)?);
-            }
+    let waits = with_state(|s| {
+        let mut cuda: Vec<i32> = (devs.iter())
+            .filter(|&&d| split(d).0 == PLATFORM)
+            .map(|&d| split(d).1)
+            .collect();
+        cuda.dedup();
+        // Some CUDA context does the copy (the caller copies between host buffers itself;
+        // device 0's all the same).
+        if cuda.is_empty() {
+            cuda.push(0);
         }
-        Ok((s.waiter(n)?, waits))
+        cuda.into_iter()
+            .map(|n| s.waiter(n))
+            .collect::<Result<Vec<_>, _>>()
     });
     unlocked(|| {
         for w in &waits {
             w.wait()?;
         }
-        copier.enter()?;
+        waits[0].enter()?;
         // SAFETY: the caller passes live ranges; the context is current.
         check(
             unsafe {
