@@ -121,6 +121,14 @@ fn mark(ctx: &Context, f: FunctionValue, attrs: &[(&str, u64)]) {
     }
 }
 
+/// The value of `d` if it is a literal of an 8-bit integer type.
+fn byte_lit(w: &World, d: Def) -> Option<u8> {
+    match (w.node(d), w.kind(w.type_of(d))) {
+        (Node::Lit(bits), TypeKind::Int { bits: 8, .. }) => Some(bits as u8),
+        _ => None,
+    }
+}
+
 /// The stdlib's marker of a loop to vectorize: `durin_vectorize_hint(width)` at the head of
 /// the loop becomes loop metadata, not a call.
 pub const VECTORIZE_HINT: &str = "durin_vectorize_hint";
@@ -188,7 +196,15 @@ impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {
                             )),
                         ))
                     }
-                    None => self.module.add_function(name, fty, Some(Linkage::External)),
+                    None => {
+                        let f = self.module.add_function(name, fty, Some(Linkage::External));
+                        if durin_ir::launch::LAUNCH_FNS.contains(&name) {
+                            // LLVM copies no call of it: it unrolled every timing loop around
+                            // a launch (vcycle's 103, seven times each) for no run time.
+                            mark(self.ctx, f, &[("noduplicate", 0)]);
+                        }
+                        f
+                    }
                 }
             } else {
                 let linkage = if w.is_external(k) {
@@ -302,6 +318,12 @@ impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {
             },
             Node::Bitcast if matches!(w.kind(ty), TypeKind::Ptr { .. }) => {
                 self.constant(w.ops(d)[0])?
+            }
+            Node::Array if w.ops(d).iter().all(|&o| byte_lit(w, o).is_some()) => {
+                // A byte array (a string, or a kernel module's text: a megabyte for the
+                // largest programs) as LLVM's packed data, not one constant per byte.
+                let bytes: Vec<u8> = w.ops(d).iter().filter_map(|&o| byte_lit(w, o)).collect();
+                self.ctx.const_string(&bytes, false).into()
             }
             Node::Tuple | Node::Struct | Node::Array => {
                 let mut parts = Vec::new();

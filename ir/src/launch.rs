@@ -9,6 +9,17 @@
 
 use crate::{Def, Node, Type, TypeKind, World};
 
+/// The runtime function a CUDA launch becomes (the pass `kernels`).
+pub const CUDA_LAUNCH_FN: &str = "durin_cuda_launch";
+
+/// The runtime function a launch of CUDA's kernels on the CPU's cores becomes
+/// (`--target cuda-cpu`).
+pub const CPU_BLOCKS_LAUNCH_FN: &str = "durin_cpu_launch_cuda";
+
+/// The runtime's launch functions: a call of one is never worth copying (host code does
+/// not run faster with a loop around a launch unrolled), and the LLVM back end says so.
+pub const LAUNCH_FNS: [&str; 2] = [CUDA_LAUNCH_FN, CPU_BLOCKS_LAUNCH_FN];
+
 /// The arguments of a jump to the launch intrinsic, by name.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Launch {

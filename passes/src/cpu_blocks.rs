@@ -22,7 +22,7 @@ use durin_ir::{AddrSpace, ArithOp, CmpOp, Def, Launch, Node, TypeKind, World};
 use rustc_hash::FxHashMap;
 
 /// The runtime function a launch calls.
-pub const LAUNCH_FN: &str = "durin_cpu_launch_cuda";
+pub const LAUNCH_FN: &str = durin_ir::launch::CPU_BLOCKS_LAUNCH_FN;
 
 /// Lowers every launch of `launches` (`places` and `locs`: each one's place, in words for
 /// run-time errors and as a span for compile-time ones).

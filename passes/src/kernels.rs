@@ -18,7 +18,7 @@ use durin_diag::{Diagnostic, SourceMap, Span};
 use durin_ir::{AddrSpace, Def, Kernel, Launch, Node, TypeKind, World};
 
 /// The runtime function a launch calls.
-pub const LAUNCH_FN: &str = "durin_cuda_launch";
+pub const LAUNCH_FN: &str = durin_ir::launch::CUDA_LAUNCH_FN;
 
 /// Where kernel launches go.
 pub enum Target<'a> {
