@@ -178,11 +178,35 @@ impl<'c> Rewriter<'c> {
 /// that all use the same few parameters costs one set, not one per def.
 #[derive(Default)]
 pub struct UseCache {
-    sets: Vec<Option<Rc<[Def]>>>,
+    sets: Vec<Option<Reach>>,
     /// The work list of [`UseCache::compute`], kept between calls.
     stack: Vec<(Def, bool)>,
     /// The table of the last [`Rewriter`] made with this cache, empty, for the next one.
     spare: FxHashMap<Def, Def>,
+}
+
+/// A set of [`UseCache`]: a continuation or parameter is its own set, without an
+/// allocation (they are most of the defs partial evaluation makes).
+#[derive(Clone, Debug)]
+pub enum Reach {
+    /// None.
+    Empty,
+    /// One def.
+    One(Def),
+    /// Any number, sorted, shared between the defs that reach the same.
+    Many(Rc<[Def]>),
+}
+
+impl std::ops::Deref for Reach {
+    type Target = [Def];
+
+    fn deref(&self) -> &[Def] {
+        match self {
+            Reach::Empty => &[],
+            Reach::One(d) => std::slice::from_ref(d),
+            Reach::Many(s) => s,
+        }
+    }
 }
 
 impl UseCache {
@@ -209,7 +233,7 @@ impl UseCache {
 
     /// The continuations and parameters `d` reaches through structural defs (`d` itself
     /// if it is one).
-    pub fn of(&mut self, w: &World, d: Def) -> Rc<[Def]> {
+    pub fn of(&mut self, w: &World, d: Def) -> Reach {
         self.compute(w, d);
         self.sets[d.index()].clone().expect("just computed")
     }
@@ -234,9 +258,9 @@ impl UseCache {
             if self.sets[x.index()].is_some() {
                 continue;
             }
-            let set: Rc<[Def]> = match w.node(x) {
-                Node::Cont | Node::Param(_) => Rc::from([x].as_slice()),
-                Node::Global { .. } => Rc::from([].as_slice()),
+            let set = match w.node(x) {
+                Node::Cont | Node::Param(_) => Reach::One(x),
+                Node::Global { .. } => Reach::Empty,
                 _ if !expanded => {
                     stack.push((x, true));
                     for &o in w.ops(x) {
@@ -255,24 +279,24 @@ impl UseCache {
 
     /// The union of the (computed) sets of `ops`, sharing the largest one when it holds
     /// all the others.
-    fn union(&self, ops: &[Def]) -> Rc<[Def]> {
-        let sets: Vec<&Rc<[Def]>> = ops
+    fn union(&self, ops: &[Def]) -> Reach {
+        let sets: Vec<&Reach> = ops
             .iter()
             .map(|o| self.sets[o.index()].as_ref().expect("operands first"))
             .collect();
         let Some(largest) = sets.iter().max_by_key(|s| s.len()) else {
-            return Rc::from([].as_slice());
+            return Reach::Empty;
         };
         if sets
             .iter()
             .all(|s| s.iter().all(|x| largest.binary_search(x).is_ok()))
         {
-            return Rc::clone(largest);
+            return Reach::clone(largest);
         }
         let mut all: Vec<Def> = sets.iter().flat_map(|s| s.iter().copied()).collect();
         all.sort_unstable();
         all.dedup();
-        Rc::from(all)
+        Reach::Many(Rc::from(all))
     }
 }
 

@@ -22,9 +22,38 @@ pub struct FreeParams {
 /// Params and nominals reached from `roots` without entering nominals.
 pub(crate) fn reach(w: &World, roots: &[Def], params: &mut Set, nominals: &mut Set) {
     let mut seen: rustc_hash::FxHashSet<Def> = Default::default();
+    reach_unseen(w, roots, params, nominals, |d| seen.insert(d));
+}
+
+/// A number per def, to mark the defs seen by one of many walks without a set per walk:
+/// walk `i` marks with `i` and skips what already holds `i`.
+struct Marks(Vec<u32>);
+
+impl Marks {
+    fn new(w: &World) -> Marks {
+        Marks(vec![0; w.num_defs()])
+    }
+
+    /// Marks `d` with `stamp`; whether it was not marked so already.
+    fn mark(&mut self, d: Def, stamp: u32) -> bool {
+        let m = &mut self.0[d.index()];
+        let fresh = *m != stamp;
+        *m = stamp;
+        fresh
+    }
+}
+
+/// [`reach`], with `unseen(d)` saying whether `d` is seen for the first time.
+fn reach_unseen(
+    w: &World,
+    roots: &[Def],
+    params: &mut Set,
+    nominals: &mut Set,
+    mut unseen: impl FnMut(Def) -> bool,
+) {
     let mut stack: Vec<Def> = roots.to_vec();
     while let Some(d) = stack.pop() {
-        if !seen.insert(d) {
+        if !unseen(d) {
             continue;
         }
         match w.node(d) {
@@ -51,9 +80,11 @@ impl FreeParams {
     pub fn compute_over(w: &World, conts: Vec<Def>) -> FreeParams {
         let mut direct: DefMap<Set> = DefMap::new();
         let mut refs: DefMap<Vec<Def>> = DefMap::new();
-        for &k in &conts {
+        let mut seen = Marks::new(w);
+        for (i, &k) in conts.iter().enumerate() {
             let (mut ps, mut ns) = (Set::default(), Set::default());
-            reach(w, w.ops(k), &mut ps, &mut ns);
+            let stamp = i as u32 + 1;
+            reach_unseen(w, w.ops(k), &mut ps, &mut ns, |d| seen.mark(d, stamp));
             ps.retain(|&p| w.ops(p)[0] != k);
             direct.insert(k, ps);
             refs.insert(
@@ -79,11 +110,18 @@ impl FreeParams {
         let mut free = direct;
         let mut queued: rustc_hash::FxHashSet<Def> = conts.iter().copied().collect();
         let mut work: std::collections::VecDeque<Def> = conts.iter().copied().collect();
+        // For each continuation, how much of the set of each one it references it has
+        // looked at: sets only grow at their end, so a second look starts there.
+        let mut looked: DefMap<Vec<usize>> = DefMap::new();
+        for &k in &conts {
+            looked.insert(k, vec![0; refs[k].len()]);
+        }
         while let Some(k) = work.pop_front() {
             queued.remove(&k);
             let mut add = Set::default();
-            for &j in &refs[k] {
-                for &p in &free[j] {
+            for (r, &j) in refs[k].iter().enumerate() {
+                let seen = std::mem::replace(&mut looked[k][r], free[j].len());
+                for &p in free[j].as_slice()[seen..].iter() {
                     if w.ops(p)[0] != k && !free[k].contains(&p) {
                         add.insert(p);
                     }
@@ -101,11 +139,13 @@ impl FreeParams {
         }
         let (mut out, mut owners) = (DefMap::new(), DefMap::new());
         let mut users: DefMap<Vec<Def>> = DefMap::new();
-        for (k, s) in free.iter() {
+        let mut owned = Marks::new(w);
+        for (i, (k, s)) in free.iter().enumerate() {
             let mut os: Vec<Def> = Vec::new();
             for &p in s {
-                if !os.contains(&w.ops(p)[0]) {
-                    os.push(w.ops(p)[0]);
+                let o = w.ops(p)[0];
+                if owned.mark(o, i as u32 + 1) {
+                    os.push(o);
                 }
             }
             for &o in &os {
