@@ -14,7 +14,7 @@ use crate::live::Live;
 use crate::rewrite::{
     clone_conts, closed_conts, is_function_type, reached_scope, DefSet, Rewriter, UseCache,
 };
-use durin_diag::Diagnostic;
+use durin_diag::{Diagnostic, SourceMap};
 use durin_ir::{launch, Def, Launch, Node, TypeKind, World};
 use rustc_hash::FxHashSet;
 
@@ -27,13 +27,16 @@ pub struct Stats {
 
 /// Outlines the kernel of every launch that still captures nothing and whose kernel is not
 /// closed.
-pub fn run(w: &mut World) -> Result<Stats, Diagnostic> {
+/// With `sources`, an error in a kernel is placed at its launch where that lies in the
+/// program's own files, else at the kernel.
+pub fn run(w: &mut World, sources: Option<&SourceMap>) -> Result<Stats, Diagnostic> {
     let live = Live::new(w);
     let launches = live.launches(w);
     let mut stats = Stats::default();
     for l in launches {
         // An error in a library's kernel also names the program's call it was made for.
-        let outlined = outline(w, &l).map_err(|d| d.with_expansion(w.expanded_from(l.kernel)))?;
+        let outlined = outline(w, &l, sources)
+            .map_err(|d| d.with_expansion(w.expanded_from(l.kernel)))?;
         if outlined {
             stats.kernels += 1;
         }
@@ -42,7 +45,7 @@ pub fn run(w: &mut World) -> Result<Stats, Diagnostic> {
 }
 
 /// Outlines the kernel of `l`; false when it is closed already.
-fn outline(w: &mut World, l: &Launch) -> Result<bool, Diagnostic> {
+fn outline(w: &mut World, l: &Launch, sources: Option<&SourceMap>) -> Result<bool, Diagnostic> {
     let loc = w.loc(l.at).or_else(|| w.loc(l.kernel));
     if !matches!(w.node(l.kernel), Node::Cont) || w.body(l.kernel).is_none() {
         return Err(Diagnostic::error_at(
@@ -53,14 +56,19 @@ fn outline(w: &mut World, l: &Launch) -> Result<bool, Diagnostic> {
     let mut scope = reached_scope(w, l.kernel);
     let mut cache = UseCache::default();
     add_closed_blocks(w, &mut scope, &mut cache);
-    check_host_control(w, &scope, &mut cache, loc)?;
+    // What the kernel's code does wrong is placed at the launch when the program wrote it,
+    // else at the kernel: a library's launch may have been inlined into a continuation of
+    // a helper of its own (the place would be `alloc`'s body).
+    let in_program = w.loc(l.at).filter(|s| sources.is_some_and(|m| !m.is_library(s.file)));
+    let kernel_loc = in_program.or(w.loc(l.kernel)).or(loc);
+    check_host_control(w, &scope, &mut cache, kernel_loc)?;
     let captured = free_values(w, &scope, &mut cache);
     if captured.is_empty() && l.captured.is_empty() {
         return Ok(false);
     }
     let mut tys = Vec::new();
     for &c in &captured {
-        check_capturable(w, c, loc)?;
+        check_capturable(w, c, kernel_loc)?;
         tys.push(w.type_of(c));
     }
     // The kernel takes the launch's own captured values first, then the new ones.

@@ -280,7 +280,7 @@ impl Pass for Builtin {
                 cx.rebuilt(remap);
             }
             Builtin::Outline => {
-                outline::run(w)?;
+                outline::run(w, cx.sources)?;
             }
             Builtin::Stage => {
                 // What only the replaced loads used (the handler's branches) goes.
