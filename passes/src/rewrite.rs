@@ -8,7 +8,7 @@
 
 use durin_ir::{Def, Node, World};
 use indexmap::IndexSet;
-use rustc_hash::{FxBuildHasher, FxHashMap};
+use rustc_hash::{FxBuildHasher, FxHashMap, FxHashSet};
 use std::rc::Rc;
 
 /// An insertion-ordered set of defs.
@@ -23,6 +23,16 @@ pub struct Rewriter<'c> {
     cache: Option<&'c mut UseCache>,
     /// The work list of [`Rewriter::rewrite`], kept between calls.
     stack: Vec<(Def, bool)>,
+    /// Continuations cloned when first reached (see [`specialize_in`]), with the clones
+    /// made so far, in the order they were reached.
+    lazy: Option<Lazy>,
+}
+
+/// The scope a specialization clones on demand: `members` (without the entry) get a clone
+/// when rewriting first reaches them or one of their parameters.
+struct Lazy {
+    members: FxHashSet<Def>,
+    made: Vec<(Def, Def)>,
 }
 
 /// A substitution made with a cache gives its table back to it for the next one, up to a
@@ -57,6 +67,7 @@ impl<'c> Rewriter<'c> {
             map: std::mem::take(&mut cache.spare),
             cache: Some(cache),
             stack: Vec::new(),
+            lazy: None,
         }
     }
 
@@ -81,6 +92,9 @@ impl<'c> Rewriter<'c> {
             }
             let node = w.node(x);
             if node.is_nominal() || matches!(node, Node::Param(_)) || w.ops(x).is_empty() {
+                if self.clone_if_member(w, x) {
+                    continue;
+                }
                 self.map.insert(x, x);
                 stack.pop();
                 continue;
@@ -89,6 +103,27 @@ impl<'c> Rewriter<'c> {
                 self.map.insert(x, x);
                 stack.pop();
                 continue;
+            }
+            if !expanded && node == Node::Select && self.lazy.is_some() {
+                // A branch whose condition becomes constant takes one target: rewrite the
+                // condition first, and then only that target (the other's code is not
+                // copied).
+                let cond = w.ops(x)[0];
+                let Some(&c) = self.map.get(&cond) else {
+                    stack.push((cond, false));
+                    continue;
+                };
+                if let Some(bits) = w.lit_bits(c) {
+                    let chosen = w.ops(x)[if bits == 1 { 1 } else { 2 }];
+                    match self.map.get(&chosen) {
+                        Some(&r) => {
+                            self.map.insert(x, r);
+                            stack.pop();
+                        }
+                        None => stack.push((chosen, false)),
+                    }
+                    continue;
+                }
             }
             if !expanded {
                 stack.last_mut().expect("just read").1 = true;
@@ -121,16 +156,49 @@ impl<'c> Rewriter<'c> {
         self.map[&d]
     }
 
+    /// The scope member whose clone `x` (a continuation or parameter) needs, if it has none
+    /// yet.
+    fn pending_member(&self, w: &World, x: Def) -> Option<Def> {
+        let lazy = self.lazy.as_ref()?;
+        let c = match w.node(x) {
+            Node::Cont => x,
+            Node::Param(_) => w.ops(x)[0],
+            _ => return None,
+        };
+        (lazy.members.contains(&c) && !self.map.contains_key(&c)).then_some(c)
+    }
+
+    /// Clones the scope member that `x` belongs to, if it needs one; whether it did.
+    fn clone_if_member(&mut self, w: &mut World, x: Def) -> bool {
+        let Some(c) = self.pending_member(w, x) else {
+            return false;
+        };
+        let pairs = clone_conts(w, self, std::iter::once(c));
+        self.lazy.as_mut().expect("checked").made.extend(pairs);
+        true
+    }
+
     /// Whether the cache shows that `x` reaches nothing this substitution changes.
     fn untouched(&mut self, w: &World, x: Def) -> bool {
         let Some(cache) = self.cache.as_deref_mut() else {
             return false;
         };
         let map = &self.map;
+        let lazy = self.lazy.as_ref();
+        // A member of a lazily cloned scope is substituted even before its clone exists.
+        let pending = |y: &Def| {
+            lazy.is_some_and(|l| {
+                let c = match w.node(*y) {
+                    Node::Param(_) => w.ops(*y)[0],
+                    _ => *y,
+                };
+                l.members.contains(&c)
+            })
+        };
         cache
             .reached(w, x)
             .iter()
-            .all(|y| map.get(y).is_none_or(|to| to == y))
+            .all(|y| map.get(y).is_none_or(|to| to == y) && !pending(y))
     }
 
     /// Rewrites the filters and body of continuation `from` into continuation `to` (which
@@ -631,7 +699,12 @@ pub fn specialize_in(
             rw.map(p, *a);
         }
     }
-    let pairs = clone_conts(w, &mut rw, scope.iter().skip(1).copied());
+    // The scope's other continuations are cloned as rewriting reaches them: those that
+    // only a branch that folds away reached are never copied.
+    rw.lazy = Some(Lazy {
+        members: scope.iter().skip(1).copied().collect(),
+        made: Vec::new(),
+    });
     // The clone's own filters: those of the kept parameters.
     for (j, &i) in kept.iter().enumerate() {
         let f = w.filters(entry)[i];
@@ -640,9 +713,11 @@ pub fn specialize_in(
     }
     rw.rewrite_body_into(w, entry, clone);
     let mut made = vec![clone];
-    for (from, to) in pairs {
+    let mut next = 0;
+    while let Some(&(from, to)) = rw.lazy.as_ref().and_then(|l| l.made.get(next)) {
         rw.rewrite_cont_into(w, from, to);
         made.push(to);
+        next += 1;
     }
     // A jump back to `entry` that passes the very values substituted here is a jump to
     // the clone: close the loop now (a later round would, but until then the clone
