@@ -7,7 +7,8 @@
 //! with every argument but the `mem` token (and arguments marked `hlt`, `$e` in the
 //! source) substituted; the clones are memoized by callee and arguments, so a recursion
 //! that comes back to the same arguments becomes a loop. Substitution rebuilds defs, and
-//! the world's normalization folds what became constant, branches included.
+//! the world's normalization folds what became constant, branches included; the scope is
+//! copied lazily, so what only a folded branch reached is never copied.
 //!
 //! The same rounds also inline continuations used exactly once, as the callee of one jump
 //! (beta reduction), which is how closures passed to a specialized function disappear, and,
