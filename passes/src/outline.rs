@@ -35,8 +35,8 @@ pub fn run(w: &mut World, sources: Option<&SourceMap>) -> Result<Stats, Diagnost
     let mut stats = Stats::default();
     for l in launches {
         // An error in a library's kernel also names the program's call it was made for.
-        let outlined = outline(w, &l, sources)
-            .map_err(|d| d.with_expansion(w.expanded_from(l.kernel)))?;
+        let outlined =
+            outline(w, &l, sources).map_err(|d| d.with_expansion(w.expanded_from(l.kernel)))?;
         if outlined {
             stats.kernels += 1;
         }
@@ -59,7 +59,9 @@ fn outline(w: &mut World, l: &Launch, sources: Option<&SourceMap>) -> Result<boo
     // What the kernel's code does wrong is placed at the launch when the program wrote it,
     // else at the kernel: a library's launch may have been inlined into a continuation of
     // a helper of its own (the place would be `alloc`'s body).
-    let in_program = w.loc(l.at).filter(|s| sources.is_some_and(|m| !m.is_library(s.file)));
+    let in_program = w
+        .loc(l.at)
+        .filter(|s| sources.is_some_and(|m| !m.is_library(s.file)));
     let kernel_loc = in_program.or(w.loc(l.kernel)).or(loc);
     check_host_control(w, &scope, &mut cache, kernel_loc)?;
     let captured = free_values(w, &scope, &mut cache);

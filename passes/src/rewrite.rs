@@ -35,6 +35,18 @@ struct Lazy {
     made: Vec<(Def, Def)>,
 }
 
+impl Lazy {
+    /// The member that `x` is or is a parameter of, if any.
+    fn member(&self, w: &World, x: Def) -> Option<Def> {
+        let c = match w.node(x) {
+            Node::Cont => x,
+            Node::Param(_) => w.ops(x)[0],
+            _ => return None,
+        };
+        self.members.contains(&c).then_some(c)
+    }
+}
+
 /// A substitution made with a cache gives its table back to it for the next one, up to a
 /// capacity of this many entries: clearing a larger table would cost more than growing a
 /// new one.
@@ -159,13 +171,8 @@ impl<'c> Rewriter<'c> {
     /// The scope member whose clone `x` (a continuation or parameter) needs, if it has none
     /// yet.
     fn pending_member(&self, w: &World, x: Def) -> Option<Def> {
-        let lazy = self.lazy.as_ref()?;
-        let c = match w.node(x) {
-            Node::Cont => x,
-            Node::Param(_) => w.ops(x)[0],
-            _ => return None,
-        };
-        (lazy.members.contains(&c) && !self.map.contains_key(&c)).then_some(c)
+        let c = self.lazy.as_ref()?.member(w, x)?;
+        (!self.map.contains_key(&c)).then_some(c)
     }
 
     /// Clones the scope member that `x` belongs to, if it needs one; whether it did.
@@ -186,19 +193,9 @@ impl<'c> Rewriter<'c> {
         let map = &self.map;
         let lazy = self.lazy.as_ref();
         // A member of a lazily cloned scope is substituted even before its clone exists.
-        let pending = |y: &Def| {
-            lazy.is_some_and(|l| {
-                let c = match w.node(*y) {
-                    Node::Param(_) => w.ops(*y)[0],
-                    _ => *y,
-                };
-                l.members.contains(&c)
-            })
-        };
-        cache
-            .reached(w, x)
-            .iter()
-            .all(|y| map.get(y).is_none_or(|to| to == y) && !pending(y))
+        cache.reached(w, x).iter().all(|&y| {
+            map.get(&y).is_none_or(|&to| to == y) && lazy.is_none_or(|l| l.member(w, y).is_none())
+        })
     }
 
     /// Rewrites the filters and body of continuation `from` into continuation `to` (which
