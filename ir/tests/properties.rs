@@ -168,7 +168,7 @@ fn expr_program_smoke() {
 /// each statement means, without building or interpreting IR.
 mod reference {
     use durin_ir::strategy::{Recipe, Stmt};
-    use durin_ir::{ArithOp, CmpOp};
+    use durin_ir::ArithOp;
 
     #[derive(Clone)]
     struct Pools {
