@@ -121,12 +121,17 @@ fn mark(ctx: &Context, f: FunctionValue, attrs: &[(&str, u64)]) {
     }
 }
 
-/// The value of `d` if it is a literal of an 8-bit integer type.
-fn byte_lit(w: &World, d: Def) -> Option<u8> {
-    match (w.node(d), w.kind(w.type_of(d))) {
-        (Node::Lit(bits), TypeKind::Int { bits: 8, .. }) => Some(bits as u8),
-        _ => None,
+/// The bytes of `d` if it is an array of 8-bit integer literals.
+fn byte_array(w: &World, d: Def) -> Option<Vec<u8>> {
+    if w.node(d) != Node::Array {
+        return None;
     }
+    (w.ops(d).iter())
+        .map(|&o| match (w.node(o), w.kind(w.type_of(o))) {
+            (Node::Lit(bits), TypeKind::Int { bits: 8, .. }) => Some(bits as u8),
+            _ => None,
+        })
+        .collect()
 }
 
 /// The stdlib's marker of a loop to vectorize: `durin_vectorize_hint(width)` at the head of
@@ -308,6 +313,11 @@ impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {
                 .const_to_pointer(p)
                 .into());
         }
+        if let Some(bytes) = byte_array(w, d) {
+            // A byte array (a string, or a kernel module's text: a megabyte for the largest
+            // programs) as LLVM's packed data, not one constant per byte.
+            return Ok(self.ctx.const_string(&bytes, false).into());
+        }
         Ok(match w.node(d) {
             Node::Lit(bits) => self.literal(ty, bits)?,
             Node::Bottom => undef(self.types.value(w, ty)?),
@@ -318,12 +328,6 @@ impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {
             },
             Node::Bitcast if matches!(w.kind(ty), TypeKind::Ptr { .. }) => {
                 self.constant(w.ops(d)[0])?
-            }
-            Node::Array if w.ops(d).iter().all(|&o| byte_lit(w, o).is_some()) => {
-                // A byte array (a string, or a kernel module's text: a megabyte for the
-                // largest programs) as LLVM's packed data, not one constant per byte.
-                let bytes: Vec<u8> = w.ops(d).iter().filter_map(|&o| byte_lit(w, o)).collect();
-                self.ctx.const_string(&bytes, false).into()
             }
             Node::Tuple | Node::Struct | Node::Array => {
                 let mut parts = Vec::new();

@@ -17,6 +17,9 @@ mod native;
 mod runtime_lib;
 mod session;
 
+use durin_diag::Diagnostic;
+pub use durin_ir::interp::Limits;
+use durin_passes::PrintAfter;
 pub use ir_file::IrAction;
 pub use native::Emit;
 pub use runtime_lib::{runtime_library, SYSTEM_LIBS};
@@ -56,10 +59,6 @@ pub fn exit(code: u8, runs_program: bool) -> std::process::ExitCode {
         _exit(i32::from(code))
     }
 }
-
-use durin_diag::Diagnostic;
-pub use durin_ir::interp::Limits;
-use durin_passes::PrintAfter;
 
 /// What the program's accelerator is (`--target`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -33,17 +33,22 @@ use crate::semantics::{self, mask, Prim};
 use crate::types::{Type, TypeKind};
 use crate::world::World;
 
+/// The target a `select` of `targets` (true, false) takes on condition `cond`, where the
+/// condition is a constant.
+pub fn taken_target(w: &World, cond: Def, targets: [Def; 2]) -> Option<Def> {
+    match w.lit_bits(cond)? {
+        1 => Some(targets[0]),
+        _ => Some(targets[1]),
+    }
+}
+
 /// The normalized replacement of `node` of type `ty` over `ops`, if a rule applies.
 pub(crate) fn normalize(w: &mut World, node: Node, ty: Type, ops: &[Def]) -> Option<Def> {
     match node {
         Node::Arith(op) => arith(w, op, ty, ops[0], ops[1]),
         Node::Cmp(op) => cmp(w, op, ops[0], ops[1]),
-        Node::Select => match w.lit_bits(ops[0]) {
-            Some(1) => Some(ops[1]),
-            Some(_) => Some(ops[2]),
-            None if ops[1] == ops[2] => Some(ops[1]),
-            None => None,
-        },
+        Node::Select => taken_target(w, ops[0], [ops[1], ops[2]])
+            .or_else(|| (ops[1] == ops[2]).then_some(ops[1])),
         Node::Conv => {
             let x = ops[0];
             let from = w.type_of(x);

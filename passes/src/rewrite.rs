@@ -8,7 +8,7 @@
 
 use durin_ir::{Def, Node, World};
 use indexmap::IndexSet;
-use rustc_hash::{FxBuildHasher, FxHashMap, FxHashSet};
+use rustc_hash::{FxBuildHasher, FxHashMap};
 use std::rc::Rc;
 
 /// An insertion-ordered set of defs.
@@ -25,25 +25,26 @@ pub struct Rewriter<'c> {
     stack: Vec<(Def, bool)>,
     /// Continuations cloned when first reached (see [`specialize_in`]), with the clones
     /// made so far, in the order they were reached.
-    lazy: Option<Lazy>,
+    lazy: Option<Lazy<'c>>,
 }
 
-/// The scope a specialization clones on demand: `members` (without the entry) get a clone
+/// The scope a specialization clones on demand: its members but the entry get a clone
 /// when rewriting first reaches them or one of their parameters.
-struct Lazy {
-    members: FxHashSet<Def>,
+struct Lazy<'s> {
+    scope: &'s DefSet,
+    entry: Def,
     made: Vec<(Def, Def)>,
 }
 
-impl Lazy {
-    /// The member that `x` is or is a parameter of, if any.
+impl Lazy<'_> {
+    /// The member that `x` is or is a parameter of, if any (the entry aside).
     fn member(&self, w: &World, x: Def) -> Option<Def> {
         let c = match w.node(x) {
             Node::Cont => x,
             Node::Param(_) => w.ops(x)[0],
             _ => return None,
         };
-        self.members.contains(&c).then_some(c)
+        (c != self.entry && self.scope.contains(&c)).then_some(c)
     }
 }
 
@@ -125,8 +126,8 @@ impl<'c> Rewriter<'c> {
                     stack.push((cond, false));
                     continue;
                 };
-                if let Some(bits) = w.lit_bits(c) {
-                    let chosen = w.ops(x)[if bits == 1 { 1 } else { 2 }];
+                let targets = [w.ops(x)[1], w.ops(x)[2]];
+                if let Some(chosen) = durin_ir::normalize::taken_target(w, c, targets) {
                     match self.map.get(&chosen) {
                         Some(&r) => {
                             self.map.insert(x, r);
@@ -672,8 +673,8 @@ fn closed_from(w: &World, conts: &DefSet, direct: &[(Vec<Def>, Vec<Def>)]) -> Fx
 /// `args[i]`. Returns the clone. Only the continuations of the scope that the rewritten
 /// code reaches are copied (a branch whose condition folds reaches one target). Jumps back
 /// to `entry` from inside its scope still go to `entry`: a recursive jump passes its own
-/// arguments and is specialized (or not) on its own. `cache` may be shared by every specialization of a pass: what a structural def
-/// reaches never changes.
+/// arguments and is specialized (or not) on its own. `cache` may be shared by every
+/// specialization of a pass: what a structural def reaches never changes.
 pub fn specialize_in(
     w: &mut World,
     entry: Def,
@@ -700,7 +701,8 @@ pub fn specialize_in(
     // The scope's other continuations are cloned as rewriting reaches them: those that
     // only a branch that folds away reached are never copied.
     rw.lazy = Some(Lazy {
-        members: scope.iter().skip(1).copied().collect(),
+        scope,
+        entry,
         made: Vec::new(),
     });
     // The clone's own filters: those of the kept parameters.

@@ -7,8 +7,9 @@
 //! a device (a synchronization, a copy, a timer's stop; only a launch timed for
 //! `ANYDSL_PROFILE=full` waits under it): a thread that waits for one device leaves the
 //! others to other threads. A launch compiles the program's CUDA module for the device's
-//! compute capability the first time (NVRTC, through the on-disk cache of [`nvrtc`]), loads it, and launches
-//! the kernel on the default stream; errors name the kernel and the place of its launch.
+//! compute capability the first time (NVRTC, through the on-disk cache of [`nvrtc`]),
+//! loads it, and launches the kernel on the default stream; errors name the kernel and the
+//! place of its launch.
 //! With `ANYDSL_PROFILE=full`, each launch is timed with CUDA events (and waited for), and
 //! [`anydsl_get_kernel_time`] reports the total.
 
