@@ -22,7 +22,9 @@ use durin_passes::{Config, PassContext, Pipeline, PrintAfter, RunOptions};
 use inkwell::context::Context;
 use proptest::prelude::*;
 
-fn native(w: &World, level: u8) -> Result<World, String> {
+/// `w` after the native pipeline of `level`; with `split_all`, the `split` pass splits the
+/// loops off every function, however small.
+fn native(w: &World, level: u8, split_all: bool) -> Result<World, String> {
     let mut w = w.clone();
     let opts = RunOptions {
         verify_each: true,
@@ -30,6 +32,11 @@ fn native(w: &World, level: u8) -> Result<World, String> {
     };
     let mut cx = PassContext::new(Config {
         fuel: 10_000,
+        split_min_blocks: if split_all {
+            0
+        } else {
+            Config::default().split_min_blocks
+        },
         ..Config::default()
     });
     Pipeline::for_native(level)
@@ -182,11 +189,12 @@ proptest! {
 
     #[test]
     fn random_programs_agree_with_the_interpreter(
-        r in recipe(), level in 0u8..=3, a in any::<i32>(), b in any::<i32>(), x in -1e4f64..1e4,
+        r in recipe(), level in 0u8..=3, split_all in any::<bool>(),
+        a in any::<i32>(), b in any::<i32>(), x in -1e4f64..1e4,
     ) {
         let (w, main) = r.build();
         let (want_i, want_f) = interp_ok(Recipe::run(&w, main, a, b, x))?;
-        let first_order = native(&w, level).map_err(TestCaseError::fail)?;
+        let first_order = native(&w, level, split_all).map_err(TestCaseError::fail)?;
         for backend in BACKENDS {
             let got = with_jit(backend, &first_order, "main", level, |addr| {
                 // SAFETY: `main(mem, i32, i32, f64, cn(mem, i32, f64))` compiles to this C

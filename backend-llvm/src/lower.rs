@@ -222,6 +222,11 @@ impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {
                     // Only ever called directly: the convention that guarantees tail calls.
                     f.set_call_conventions(TAILCC);
                 }
+                if w.is_no_inline(k) {
+                    // Split off a large function (the `split` pass): inlined back, LLVM would
+                    // optimize one function of the whole size again.
+                    mark(self.ctx, f, &[("noinline", 0)]);
+                }
                 for (key, value) in [
                     ("target-cpu", target.cpu),
                     ("target-features", target.features),

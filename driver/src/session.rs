@@ -400,6 +400,7 @@ impl<'io> Session<'io> {
         let mut cx = PassContext::new(Config {
             fuel: o.pe_fuel,
             shm: o.shm.mode(),
+            ..Config::default()
         })
         .with_target(target)
         .with_sources(&sources);

@@ -13,7 +13,7 @@ use crate::{normalize, typing};
 use durin_diag::Span;
 use hashbrown::HashTable;
 use indexmap::IndexSet;
-use rustc_hash::{FxBuildHasher, FxHashMap, FxHasher};
+use rustc_hash::{FxBuildHasher, FxHashMap, FxHashSet, FxHasher};
 use std::hash::{Hash, Hasher};
 
 /// The data behind a [`Def`].
@@ -52,6 +52,8 @@ pub struct World {
     interned: HashTable<(u32, Def)>,
     nominals: IndexSet<Def, FxBuildHasher>,
     externals: IndexSet<Def, FxBuildHasher>,
+    /// Functions a back end must not inline (see [`World::set_no_inline`]).
+    no_inline: FxHashSet<Def>,
     names: FxHashMap<Def, Box<str>>,
     locs: FxHashMap<Def, Span>,
     /// For continuations made by specializing a call: their expansion (see
@@ -441,6 +443,17 @@ impl World {
     /// External continuations, in the order they were marked.
     pub fn externals(&self) -> impl Iterator<Item = Def> + '_ {
         self.externals.iter().copied()
+    }
+
+    /// Marks function `cont` as one a back end must not inline into its callers: it was
+    /// split off a large function to bound the size of what the back end optimizes at once.
+    pub fn set_no_inline(&mut self, cont: Def) {
+        self.no_inline.insert(cont);
+    }
+
+    /// Whether `d` is marked by [`Self::set_no_inline`].
+    pub fn is_no_inline(&self, d: Def) -> bool {
+        self.no_inline.contains(&d)
     }
 
     // ----- building structural defs ------------------------------------------------------------

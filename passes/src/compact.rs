@@ -55,6 +55,9 @@ impl Copier<'_> {
                     if old.is_external(x) {
                         self.new.make_external(k);
                     }
+                    if old.is_no_inline(x) {
+                        self.new.set_no_inline(k);
+                    }
                     self.new.set_places(k, old.places(x));
                     self.map.insert(x, k);
                     self.pending.push(x);

@@ -32,6 +32,7 @@ mod pipeline;
 mod report;
 mod rewrite;
 mod shm_model;
+mod split;
 mod stage;
 
 pub use buffers::{describe as describe_root, Access, Buffer, KernelBuffers, Root};

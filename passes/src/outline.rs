@@ -119,7 +119,7 @@ fn outline(w: &mut World, l: &Launch, sources: Option<&SourceMap>) -> Result<boo
 
 /// The values the scope uses from outside: the largest computations that depend on a
 /// parameter outside the scope and on none inside it, in order of first use.
-fn free_values(w: &World, scope: &DefSet, cache: &mut UseCache) -> Vec<Def> {
+pub(crate) fn free_values(w: &World, scope: &DefSet, cache: &mut UseCache) -> Vec<Def> {
     let inside = |p: &Def| scope.contains(&w.ops(*p)[0]);
     let mut out = Vec::new();
     let mut seen = FxHashSet::default();
@@ -164,7 +164,7 @@ fn free_values(w: &World, scope: &DefSet, cache: &mut UseCache) -> Vec<Def> {
 /// scope (transitively): such as the unreachable arm of a `match`, which partial evaluation
 /// leaves shared between the host code and the kernels specialized from it. The kernel gets
 /// its own copy.
-fn add_closed_blocks(w: &World, scope: &mut DefSet, cache: &mut UseCache) {
+pub(crate) fn add_closed_blocks(w: &World, scope: &mut DefSet, cache: &mut UseCache) {
     // Candidates: blocks outside the scope that use no other continuation's parameters,
     // reached from the scope through such blocks.
     let mut candidates = DefSet::default();

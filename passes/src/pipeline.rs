@@ -4,7 +4,7 @@
 use crate::buffers::KernelBuffers;
 use crate::kernels::Target;
 use crate::stage::StageMode;
-use crate::{cleanup, closure, compact, kernels, mem2reg, outline, pe, stage};
+use crate::{cleanup, closure, compact, kernels, mem2reg, outline, pe, split, stage};
 use durin_diag::{Diagnostic, SourceMap};
 use durin_ir::{Def, World};
 use rustc_hash::FxHashMap;
@@ -17,6 +17,9 @@ pub struct Config {
     pub fuel: u64,
     /// Which buffers the `stage` pass stages.
     pub shm: StageMode,
+    /// The `split` pass splits loops off functions with at least this many blocks (1,000
+    /// by default; tests lower it to split small programs).
+    pub split_min_blocks: usize,
 }
 
 impl Default for Config {
@@ -24,6 +27,7 @@ impl Default for Config {
         Config {
             fuel: pe::Options::default().fuel,
             shm: StageMode::default(),
+            split_min_blocks: split::MIN_FUNCTION_BLOCKS,
         }
     }
 }
@@ -177,10 +181,11 @@ enum Builtin {
     Stage,
     Kernels,
     ClosureConv,
+    Split,
 }
 
 impl Builtin {
-    const ALL: [Builtin; 10] = [
+    const ALL: [Builtin; 11] = [
         Builtin::Pe,
         Builtin::Inline,
         Builtin::Simplify,
@@ -191,6 +196,7 @@ impl Builtin {
         Builtin::Stage,
         Builtin::Kernels,
         Builtin::ClosureConv,
+        Builtin::Split,
     ];
 
     /// The passes of optimization level `level` (0 to 3).
@@ -215,6 +221,7 @@ impl Builtin {
             Builtin::Stage => "stage",
             Builtin::Kernels => "kernels",
             Builtin::ClosureConv => "closure-conv",
+            Builtin::Split => "split",
         }
     }
 
@@ -230,6 +237,7 @@ impl Builtin {
             Builtin::Stage => "shared-memory staging (after `outline`): read-only buffers of a kernel whose reads are a box around each thread's pixel through a boundary handler, or constant elements of a mask, are copied into shared memory at the kernel's entry, and their loads read the copy; which ones, `--shm` and the cost model decide",
             Builtin::Kernels => "kernel launches become calls of the runtime: the outlined kernels go to the device code generator (CUDA), the host passes their module text and the captured values",
             Builtin::ClosureConv => "first-order form for native code: lift local functions that are only called to top level, and turn functions used as values into (code, environment) pairs",
+            Builtin::Split => "function splitting (after `closure-conv`): each outermost single-entry, single-exit loop of a large function becomes a function of its own that the back end does not inline, so that LLVM's time grows with the program's size, not with its square",
         }
     }
 }
@@ -293,6 +301,9 @@ impl Pass for Builtin {
                 let (new, remap, _) = closure::run(w)?;
                 *w = new;
                 cx.rebuilt(remap);
+            }
+            Builtin::Split => {
+                split::run(w, cx.config.split_min_blocks);
             }
         }
         Ok(())
@@ -398,15 +409,15 @@ impl Pipeline {
     }
 
     /// This pipeline made fit for native code: it ends with kernel outlining (unless it
-    /// outlines already), the lowering of kernel launches and closure elimination, each
-    /// once and in that order.
+    /// outlines already), the lowering of kernel launches, closure elimination and function
+    /// splitting, each once and in that order.
     pub fn native(mut self) -> Pipeline {
         let is = |p: &Box<dyn Pass>, b: Builtin| p.name() == b.name();
-        while self
-            .passes
-            .last()
-            .is_some_and(|p| is(p, Builtin::ClosureConv) || is(p, Builtin::Kernels))
-        {
+        while self.passes.last().is_some_and(|p| {
+            [Builtin::ClosureConv, Builtin::Kernels, Builtin::Split]
+                .iter()
+                .any(|&b| is(p, b))
+        }) {
             self.passes.pop();
         }
         self.passes.retain(|p| !is(p, Builtin::Kernels));
@@ -415,6 +426,7 @@ impl Pipeline {
         }
         self.passes.push(Box::new(Builtin::Kernels));
         self.passes.push(Box::new(Builtin::ClosureConv));
+        self.passes.push(Box::new(Builtin::Split));
         self
     }
 
@@ -536,7 +548,7 @@ impl Pipeline {
         }
         let mut times = Vec::new();
         // `pe_info` calls are read and removed before code is prepared for a back end.
-        let for_backends = ["outline", "stage", "kernels", "closure-conv"];
+        let for_backends = ["outline", "stage", "kernels", "closure-conv", "split"];
         let mut info_done = false;
         for p in &self.passes {
             if !info_done && for_backends.contains(&p.name()) {

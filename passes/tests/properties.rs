@@ -200,3 +200,86 @@ proptest! {
         }
     }
 }
+
+/// Runs `O2,closure-conv,split` on a copy of `w` with `split` splitting every function's
+/// loops; returns the result and the entry's new def.
+fn split_everything(w: &World) -> Result<(World, Def), Diagnostic> {
+    let mut after = w.clone();
+    let opts = RunOptions {
+        verify_each: true,
+        ..RunOptions::default()
+    };
+    let mut cx = PassContext::new(Config {
+        fuel: 10_000,
+        split_min_blocks: 0,
+        ..Config::default()
+    });
+    let p = Pipeline::parse("O2,closure-conv,split").expect("a pipeline");
+    p.run_in(&mut after, &opts, &mut cx, |_, _| {})?;
+    let moved = cx.follow(entry(w)).expect("passes keep the externals");
+    Ok((after, moved))
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn splitting_functions_preserves_results(r in recipe(), a in any::<i32>(), b in any::<i32>(), x in -1e4f64..1e4) {
+        let (w, _) = r.build();
+        let before = Recipe::run(&w, entry(&w), a, b, x);
+        prop_assert!(before.is_ok(), "generated programs run: {:?}", before);
+        let (after, moved) = split_everything(&w)
+            .map_err(|e| TestCaseError::fail(format!("{e}\n{}", text::print(&w))))?;
+        let got = Recipe::run(&after, moved, a, b, x);
+        prop_assert_eq!(&before, &got, "splitting changed the results of\n{}\ninto\n{}", text::print(&w), text::print(&after));
+    }
+}
+
+/// Two loops in a row, the second leaving to the function's return point: both become
+/// functions marked `noinline`, the jumps into them calls, and the results stay. (Were the
+/// second loop to use the first one's `%s` directly, the first would stay.)
+#[test]
+fn split_makes_each_loop_a_function() {
+    let src = "
+extern cont @main(%m: mem, %a: i32, %b: i32, %x: f64, %r: cn(mem, i32, f64)) {
+    jump @head(%m, 0:i32, 0:i32)
+}
+cont @head(%m1: mem, %i: i32, %s: i32) {
+    %c: bool = lt(%i, %a)
+    %k: cn(mem, i32) = select(%c, @body, @after)
+    jump %k(%m1, %s)
+}
+cont @body(%m2: mem, %s1: i32) {
+    %s2: i32 = add(%s1, %i)
+    %i2: i32 = add(%i, 1:i32)
+    jump @head(%m2, %i2, %s2)
+}
+cont @after(%m3: mem, %t: i32) {
+    jump @head2(%m3, 0:i32, %x)
+}
+cont @head2(%m4: mem, %j: i32, %y: f64) {
+    %c2: bool = lt(%j, %b)
+    %k2: cn(mem, i32, f64) = select(%c2, @body2, %r)
+    jump %k2(%m4, %t, %y)
+}
+cont @body2(%m5: mem, %u: i32, %y2: f64) {
+    %y3: f64 = mul(%y, 2.0:f64)
+    %j2: i32 = add(%j, 1:i32)
+    jump @head2(%m5, %j2, %y3)
+}
+";
+    let w = text::parse(src).expect("the program parses");
+    let (after, moved) = split_everything(&w).expect("the pipeline runs");
+    let printed = text::print(&after);
+    assert_eq!(printed.matches("noinline cont").count(), 2, "{printed}");
+    for (a, b, x) in [(0, 0, 1.5), (10, 3, -2.0), (7, 0, 0.25)] {
+        assert_eq!(
+            Recipe::run(&w, entry(&w), a, b, x).expect("the input runs"),
+            Recipe::run(&after, moved, a, b, x).expect("the split program runs"),
+            "{printed}"
+        );
+    }
+    // The text form keeps the mark.
+    let again = text::parse(&printed).expect("the printed world parses");
+    assert_eq!(text::print(&again).matches("noinline cont").count(), 2);
+}

@@ -24,6 +24,12 @@ pub struct Cfg {
 impl Cfg {
     /// Builds the CFG of `scope`.
     pub fn compute(w: &World, scope: &Scope) -> Cfg {
+        Self::over(w, scope.entry(), |k| scope.continuations().contains(&k))
+    }
+
+    /// Builds the CFG from `entry` over the continuations for which `member` holds (a
+    /// scope's, or a first-order function's blocks found another way).
+    pub fn over(w: &World, entry: Def, member: impl Fn(Def) -> bool) -> Cfg {
         let succ_of = |k: Def| -> Vec<Def> {
             let Some((callee, args)) = w.body(k) else {
                 return Vec::new();
@@ -36,11 +42,10 @@ impl Cfg {
             );
             reach(w, &roots, &mut ps, &mut ns);
             ns.into_iter()
-                .filter(|&n| w.node(n) == Node::Cont && scope.continuations().contains(&n))
+                .filter(|&n| w.node(n) == Node::Cont && member(n))
                 .collect()
         };
         // Iterative depth-first search for the post-order.
-        let entry = scope.entry();
         let mut post = Vec::new();
         let mut visited: IndexSet<Def, FxBuildHasher> = IndexSet::default();
         let mut succ_map: FxHashMap<Def, Vec<Def>> = FxHashMap::default();

@@ -162,6 +162,7 @@ struct StmtAst {
 
 struct ContAst {
     external: bool,
+    no_inline: bool,
     name: String,
     pos: usize,
     params: Vec<(String, usize, TyAst)>,
@@ -295,7 +296,8 @@ impl Parser {
         if matches!(self.peek(), Tok::Local(_)) {
             return Ok(Item::Stmt(self.stmt()?));
         }
-        let (kw, at) = self.ident("`cont`, `extern`, `global`, `struct` or a statement")?;
+        let (kw, at) =
+            self.ident("`cont`, `extern`, `noinline`, `global`, `struct` or a statement")?;
         match kw.as_str() {
             "struct" => {
                 let (name, pos) = self.ident("a struct name")?;
@@ -324,22 +326,29 @@ impl Parser {
                     init,
                 })
             }
-            "extern" => {
-                let (c, _) = self.ident("`cont`")?;
-                if c != "cont" {
-                    return Err((at, "expected `cont` after `extern`".into()));
+            "extern" | "noinline" => {
+                let external = kw == "extern";
+                let (mut c, mut at) = self.ident("`cont`")?;
+                let no_inline = !external || c == "noinline";
+                if external && no_inline {
+                    (c, at) = self.ident("`cont`")?;
                 }
-                Ok(Item::Cont(self.cont(true)?))
+                if c != "cont" {
+                    return Err((at, format!("expected `cont` after `{kw}`")));
+                }
+                Ok(Item::Cont(self.cont(external, no_inline)?))
             }
-            "cont" => Ok(Item::Cont(self.cont(false)?)),
+            "cont" => Ok(Item::Cont(self.cont(false, false)?)),
             _ => Err((
                 at,
-                format!("expected `cont`, `extern`, `global` or `struct`, found `{kw}`"),
+                format!(
+                    "expected `cont`, `extern`, `noinline`, `global` or `struct`, found `{kw}`"
+                ),
             )),
         }
     }
 
-    fn cont(&mut self, external: bool) -> PResult<ContAst> {
+    fn cont(&mut self, external: bool, no_inline: bool) -> PResult<ContAst> {
         let (name, pos) = self.global()?;
         self.expect('(')?;
         let params = self.list(')', |p| {
@@ -373,6 +382,7 @@ impl Parser {
         };
         Ok(ContAst {
             external,
+            no_inline,
             name,
             pos,
             params,
@@ -568,6 +578,9 @@ impl<'w, 'a> Builder<'w, 'a> {
                     self.define_nominal(&c.name, c.pos, k)?;
                     if c.external {
                         self.w.make_external(k);
+                    }
+                    if c.no_inline {
+                        self.w.set_no_inline(k);
                     }
                     for (i, (pname, at, _)) in c.params.iter().enumerate() {
                         let p = self.w.param(k, i);

@@ -53,6 +53,9 @@ fn continuation(w: &World, layout: &Layout, out: &mut String, n: Def, stmts: &[D
     if w.is_external(n) {
         out.push_str("extern ");
     }
+    if w.is_no_inline(n) {
+        out.push_str("noinline ");
+    }
     let _ = write!(out, "cont {}(", name(layout, n));
     let ptys = w.types().cont_params(w.type_of(n)).unwrap_or(&[]);
     let pnames = layout.params.get(n).map(|v| v.as_slice()).unwrap_or(&[]);
