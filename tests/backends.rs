@@ -53,12 +53,15 @@ enum Backend {
 
 const BACKENDS: [Backend; 2] = [Backend::Llvm, Backend::Cranelift];
 
-/// Compiles `w` with `backend` at level `level` and calls `f` with the address of `name`.
+/// Compiles `w` with `backend` at level `level` and calls `f` with the address of `name`;
+/// with `in_parts`, LLVM optimizes every module of two functions or more in parts on two
+/// threads.
 fn with_jit<T>(
     backend: Backend,
     w: &World,
     name: &str,
     level: u8,
+    in_parts: bool,
     f: impl FnOnce(usize) -> T,
 ) -> Result<T, String> {
     let symbols = durin_runtime::symbols();
@@ -68,8 +71,12 @@ fn with_jit<T>(
             let ctx = Context::create();
             let opts = llvm::Options {
                 opt_level: level,
-                cpu: None,
-                bounds_checks: None,
+                parallel_min_instructions: if in_parts {
+                    0
+                } else {
+                    llvm::PARALLEL_MIN_INSTRUCTIONS
+                },
+                ..llvm::Options::default()
             };
             let compiled = llvm::compile(&ctx, w, &opts).map_err(|e| fail(&e))?;
             let jit = compiled.jit(name, &symbols, level).map_err(|e| fail(&e))?;
@@ -196,7 +203,7 @@ proptest! {
         let (want_i, want_f) = interp_ok(Recipe::run(&w, main, a, b, x))?;
         let first_order = native(&w, level, split_all).map_err(TestCaseError::fail)?;
         for backend in BACKENDS {
-            let got = with_jit(backend, &first_order, "main", level, |addr| {
+            let got = with_jit(backend, &first_order, "main", level, split_all, |addr| {
                 // SAFETY: `main(mem, i32, i32, f64, cn(mem, i32, f64))` compiles to this C
                 // type (with Cranelift: two results, returned in the same registers).
                 let f: extern "C" fn(i32, i32, f64) -> MainResult = unsafe { std::mem::transmute(addr) };
@@ -226,7 +233,7 @@ proptest! {
         let want = mask(bits, want);
         for backend in BACKENDS {
             // The harness passes each argument masked to its type, as `run` does.
-            let got = with_jit(backend, &w, "harness", level, |addr| {
+            let got = with_jit(backend, &w, "harness", level, false, |addr| {
                 // SAFETY: `harness(mem, ptr([u64]), cn(mem, u64))` compiles to this C type.
                 let f: extern "C" fn(*const u64) -> u64 = unsafe { std::mem::transmute(addr) };
                 f(args.as_ptr())

@@ -324,8 +324,7 @@ fn with_program(path: &str, first: &str, f: impl FnOnce(&dyn Fn(&str) -> usize))
     let ctx = Context::create();
     let lopts = llvm::Options {
         opt_level: 2,
-        cpu: None,
-        bounds_checks: None,
+        ..llvm::Options::default()
     };
     let compiled = llvm::compile(&ctx, &w, &lopts).expect("LLVM");
     let symbols = durin_runtime::symbols();

@@ -8,6 +8,7 @@
 pub mod header;
 pub mod hints;
 pub mod lower;
+mod parallel;
 mod targets;
 pub mod types;
 
@@ -15,7 +16,6 @@ pub use durin_diag::Diagnostic;
 use durin_ir::World;
 use inkwell::context::Context;
 use inkwell::module::Module;
-use inkwell::passes::PassBuilderOptions;
 use inkwell::targets::{
     CodeModel, FileType, InitializationConfig, RelocMode, Target, TargetMachine,
 };
@@ -49,7 +49,13 @@ pub struct Options {
     /// against the runtime's allocation it points into; a failed check is a run-time error
     /// naming the access's source place in these sources. `None`: no checks.
     pub bounds_checks: Option<std::sync::Arc<durin_diag::SourceMap>>,
+    /// A module whose functions have this many instructions or more is optimized in two
+    /// parts on two threads ([`PARALLEL_MIN_INSTRUCTIONS`] by default); 0 optimizes every
+    /// module of two functions or more in parts, however unequal (for tests).
+    pub parallel_min_instructions: usize,
 }
+
+pub use parallel::MIN_INSTRUCTIONS as PARALLEL_MIN_INSTRUCTIONS;
 
 impl Default for Options {
     fn default() -> Self {
@@ -57,6 +63,7 @@ impl Default for Options {
             opt_level: 2,
             cpu: None,
             bounds_checks: None,
+            parallel_min_instructions: PARALLEL_MIN_INSTRUCTIONS,
         }
     }
 }
@@ -336,9 +343,33 @@ pub fn compile<'ctx>(ctx: &'ctx Context, w: &World, opts: &Options) -> Result<Co
     let lower_time = t.elapsed();
     let t = Instant::now();
     let pipeline = format!("default<O{}>", opts.opt_level.min(3));
-    module
-        .run_passes(&pipeline, &machine, PassBuilderOptions::create())
-        .map_err(|e| Diagnostic::error_at(None, format!("LLVM's optimizer failed: {e}")))?;
+    // Each thread of the optimizer makes its own target machine from the registry that
+    // `machine` initialized.
+    let triple = machine.get_triple().as_str().to_string_lossy().into_owned();
+    let level = level(opts.opt_level);
+    let make = || -> Result<TargetMachine> {
+        let triple = inkwell::targets::TargetTriple::create(&triple);
+        Target::from_triple(&triple)
+            .ok()
+            .and_then(|t| {
+                t.create_target_machine(
+                    &triple,
+                    &cpu,
+                    &features,
+                    level,
+                    RelocMode::PIC,
+                    CodeModel::Default,
+                )
+            })
+            .ok_or_else(|| internal("no target machine for an optimizer thread"))
+    };
+    parallel::optimize(
+        ctx,
+        &module,
+        &pipeline,
+        opts.parallel_min_instructions,
+        &make,
+    )?;
     hints::mark_streaming_stores(ctx, &module);
     Ok(Compiled {
         module,

@@ -44,6 +44,7 @@ fn llvm_options(o: &Options, sources: &SourceMap) -> llvm::Options {
         opt_level: o.opt_level,
         cpu: o.cpu.clone(),
         bounds_checks: bounds_checks(o, sources),
+        ..llvm::Options::default()
     }
 }
 

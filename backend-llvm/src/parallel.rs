@@ -1,0 +1,260 @@
+//! Optimizing a large module on two threads.
+//!
+//! LLVM's optimizer runs on one thread, and most of its time goes to function passes, so a
+//! module of many functions can be optimized in parts: the module is copied (through
+//! bitcode) into a context of its own per part, each part keeps the bodies of its share of
+//! the functions (and declares the others), the parts are optimized at the same time, and
+//! the results are linked back into one module. The partition depends only on the module
+//! (functions by size, largest first, each to the part with fewer instructions), so the
+//! code is the same on any machine.
+//!
+//! What each part sees of the rest: a small function of another part is copied in as
+//! `available_externally`, so that it can still be inlined (the comparison a sort calls);
+//! a constant global is copied the same way, so that loads of it fold; a mutable global is
+//! a declaration, so that every part uses the one variable. During optimization every
+//! internal function and global is external (hidden), so that the parts link by name;
+//! they are internal again once linked. What crosses parts is a call, as across files.
+
+use crate::{internal, Result};
+use inkwell::attributes::AttributeLoc;
+use inkwell::context::Context;
+use inkwell::memory_buffer::MemoryBuffer;
+use inkwell::module::{Linkage, Module};
+use inkwell::passes::PassBuilderOptions;
+use inkwell::targets::TargetMachine;
+use inkwell::values::{AsValueRef, FunctionValue};
+use inkwell::GlobalVisibility;
+use rustc_hash::FxHashSet;
+
+/// A module whose functions have fewer instructions than this is optimized on one thread:
+/// copying it costs more than the second thread gains.
+pub const MIN_INSTRUCTIONS: usize = 8000;
+
+/// Functions of at most this many instructions are copied into every part that calls
+/// them, so that LLVM can inline them there.
+const SMALL_FUNCTION: usize = 60;
+
+/// The number of parts.
+const PARTS: usize = 2;
+
+/// The defined functions of `module` in parts of about equal size (names), or `None` when
+/// the module has fewer than `min` instructions or one function is most of it (unless
+/// `min` is 0).
+fn partition(module: &Module, min: usize) -> Option<Vec<FxHashSet<String>>> {
+    let mut sizes: Vec<(usize, String)> = module
+        .get_functions()
+        .filter(|f| f.count_basic_blocks() > 0)
+        .map(|f| (instructions(f), name(f)))
+        .collect();
+    let total: usize = sizes.iter().map(|s| s.0).sum();
+    if total < min || sizes.len() < PARTS {
+        return None;
+    }
+    sizes.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    let mut parts = vec![(0usize, FxHashSet::default()); PARTS];
+    for (n, f) in sizes {
+        let part = (parts.iter_mut())
+            .min_by_key(|p| p.0)
+            .expect("there are parts");
+        part.0 += n;
+        part.1.insert(f);
+    }
+    // With one function most of the work, the other thread has little to do.
+    let largest = parts.iter().map(|p| p.0).max().unwrap_or(0);
+    if min > 0 && largest * 4 > total * 3 {
+        return None;
+    }
+    Some(parts.into_iter().map(|p| p.1).collect())
+}
+
+fn instructions(f: FunctionValue) -> usize {
+    f.get_basic_block_iter()
+        .map(|b| b.get_instructions().count())
+        .sum()
+}
+
+fn name(f: FunctionValue) -> String {
+    f.get_name().to_string_lossy().into_owned()
+}
+
+/// Runs `pipeline` on `module`, in parts on two threads when it has `min` instructions or
+/// more (see [`partition`]); `machine` makes the target machine of each thread. Returns
+/// whether it ran in parts.
+pub(crate) fn optimize<'ctx>(
+    ctx: &'ctx Context,
+    module: &Module<'ctx>,
+    pipeline: &str,
+    min: usize,
+    machine: &(dyn Fn() -> Result<TargetMachine> + Sync),
+) -> Result<bool> {
+    let Some(parts) = partition(module, min) else {
+        run(module, pipeline, &machine()?)?;
+        return Ok(false);
+    };
+    let restore = expose(module);
+    let bitcode = module.write_bitcode_to_memory().as_slice().to_vec();
+    let small: FxHashSet<String> = module
+        .get_functions()
+        .filter(|f| f.count_basic_blocks() > 0 && instructions(*f) <= SMALL_FUNCTION)
+        .map(name)
+        .collect();
+    let optimized = std::thread::scope(|s| {
+        let others: Vec<_> = (parts[1..].iter())
+            .map(|keep| {
+                let (bitcode, small) = (&bitcode, &small);
+                s.spawn(move || optimize_copy(bitcode, keep, small, pipeline, machine))
+            })
+            .collect();
+        let here = keep_only(module, &parts[0], &small, true)
+            .and_then(|()| run(module, pipeline, &machine()?));
+        let mut out = Vec::new();
+        for h in others {
+            out.push(
+                h.join()
+                    .unwrap_or_else(|_| Err(internal("a thread of LLVM's optimizer panicked"))),
+            );
+        }
+        here.map(|()| out)
+    })?;
+    for part in optimized {
+        let buffer = MemoryBuffer::create_from_memory_range_copy(&part?, "part");
+        let m = Module::parse_bitcode_from_buffer(&buffer, ctx)
+            .map_err(|e| internal(format!("an optimized part does not load: {e}")))?;
+        module
+            .link_in_module(m)
+            .map_err(|e| internal(format!("the optimized parts do not link: {e}")))?;
+    }
+    for (name, linkage) in restore {
+        if let Some(f) = module.get_function(&name) {
+            if f.count_basic_blocks() > 0 {
+                f.set_linkage(linkage);
+                f.as_global_value()
+                    .set_visibility(GlobalVisibility::Default);
+            }
+        } else if let Some(g) = module.get_global(&name) {
+            if !g.is_declaration() {
+                g.set_linkage(linkage);
+                g.set_visibility(GlobalVisibility::Default);
+            }
+        }
+    }
+    Ok(true)
+}
+
+fn run(module: &Module, pipeline: &str, machine: &TargetMachine) -> Result<()> {
+    module
+        .run_passes(pipeline, machine, PassBuilderOptions::create())
+        .map_err(|e| {
+            durin_diag::Diagnostic::error_at(None, format!("LLVM's optimizer failed: {e}"))
+        })
+}
+
+/// Names every defined function and global, and makes the internal and private ones
+/// external (hidden); returns the names and linkages to restore.
+fn expose(module: &Module) -> Vec<(String, Linkage)> {
+    let mut restore = Vec::new();
+    let mut fresh = 0;
+    let mut expose = |g: inkwell::values::GlobalValue| {
+        if g.get_name().to_bytes().is_empty() {
+            g.set_name(&format!("durin.part.{fresh}"));
+            fresh += 1;
+        }
+        let linkage = g.get_linkage();
+        if matches!(linkage, Linkage::Internal | Linkage::Private) {
+            restore.push((g.get_name().to_string_lossy().into_owned(), linkage));
+            g.set_linkage(Linkage::External);
+            g.set_visibility(GlobalVisibility::Hidden);
+        }
+    };
+    for f in module
+        .get_functions()
+        .filter(|f| f.count_basic_blocks() > 0)
+    {
+        expose(f.as_global_value());
+    }
+    for g in module.get_globals().filter(|g| !g.is_declaration()) {
+        expose(g);
+    }
+    restore
+}
+
+/// Loads a copy of the module from `bitcode` into a context of this thread, keeps the
+/// functions `keep`, optimizes it and returns its bitcode.
+fn optimize_copy(
+    bitcode: &[u8],
+    keep: &FxHashSet<String>,
+    small: &FxHashSet<String>,
+    pipeline: &str,
+    machine: &(dyn Fn() -> Result<TargetMachine> + Sync),
+) -> Result<Vec<u8>> {
+    let ctx = Context::create();
+    let buffer = MemoryBuffer::create_from_memory_range_copy(bitcode, "module");
+    let module = Module::parse_bitcode_from_buffer(&buffer, &ctx)
+        .map_err(|e| internal(format!("the module's copy does not load: {e}")))?;
+    keep_only(&module, keep, small, false)?;
+    run(&module, pipeline, &machine()?)?;
+    Ok(module.write_bitcode_to_memory().as_slice().to_vec())
+}
+
+/// Leaves the bodies of the functions `keep` in `module`: a small other function becomes
+/// `available_externally` (LLVM may inline it; the part that owns it defines it), any other
+/// a declaration. Unless `owns_globals`, constant globals become `available_externally`
+/// and mutable ones declarations.
+fn keep_only(
+    module: &Module,
+    keep: &FxHashSet<String>,
+    small: &FxHashSet<String>,
+    owns_globals: bool,
+) -> Result<()> {
+    let others: Vec<FunctionValue> = module
+        .get_functions()
+        .filter(|f| f.count_basic_blocks() > 0 && !keep.contains(&name(*f)))
+        .collect();
+    for f in others {
+        let n = name(f);
+        if small.contains(&n) {
+            f.set_linkage(Linkage::AvailableExternally);
+            f.as_global_value()
+                .set_visibility(GlobalVisibility::Default);
+            continue;
+        }
+        let decl = module.add_function("", f.get_type(), Some(Linkage::External));
+        decl.set_call_conventions(f.get_call_conventions());
+        let mut locs = vec![AttributeLoc::Function, AttributeLoc::Return];
+        locs.extend((0..f.count_params()).map(AttributeLoc::Param));
+        for loc in locs {
+            for a in f.attributes(loc) {
+                decl.add_attribute(loc, a);
+            }
+        }
+        f.replace_all_uses_with(decl);
+        // SAFETY: `f` has no uses left, and no handle to it is used after this.
+        unsafe { f.delete() };
+        decl.as_global_value().set_name(&n);
+        decl.as_global_value()
+            .set_visibility(GlobalVisibility::Hidden);
+    }
+    if !owns_globals {
+        for g in module.get_globals().filter(|g| !g.is_declaration()) {
+            if g.is_constant() {
+                g.set_linkage(Linkage::AvailableExternally);
+                g.set_visibility(GlobalVisibility::Default);
+            } else {
+                // SAFETY: a global variable of this module; no initializer makes it a
+                // declaration.
+                unsafe {
+                    inkwell::llvm_sys::core::LLVMSetInitializer(
+                        g.as_value_ref(),
+                        std::ptr::null_mut(),
+                    )
+                };
+            }
+        }
+    }
+    if module.get_functions().any(|f| {
+        f.count_basic_blocks() > 0 && !keep.contains(&name(f)) && !small.contains(&name(f))
+    }) {
+        return Err(internal("a part kept a function of another part"));
+    }
+    Ok(())
+}
