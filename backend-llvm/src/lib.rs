@@ -86,6 +86,8 @@ pub struct Timings {
     pub lower: Duration,
     /// LLVM's optimization passes.
     pub optimize: Duration,
+    /// Whether the module was optimized in parts on two threads.
+    pub in_parts: bool,
     /// Code generation (object or JIT).
     pub codegen: Duration,
 }
@@ -343,7 +345,7 @@ pub fn compile<'ctx>(ctx: &'ctx Context, w: &World, opts: &Options) -> Result<Co
     let lower_time = t.elapsed();
     let t = Instant::now();
     let pipeline = format!("default<O{}>", opts.opt_level.min(3));
-    // Each thread of the optimizer makes its own target machine from the registry that
+    // A second thread of the optimizer makes its own target machine from the registry that
     // `machine` initialized.
     let triple = machine.get_triple().as_str().to_string_lossy().into_owned();
     let level = level(opts.opt_level);
@@ -363,11 +365,12 @@ pub fn compile<'ctx>(ctx: &'ctx Context, w: &World, opts: &Options) -> Result<Co
             })
             .ok_or_else(|| internal("no target machine for an optimizer thread"))
     };
-    parallel::optimize(
+    let in_parts = parallel::optimize(
         ctx,
         &module,
         &pipeline,
         opts.parallel_min_instructions,
+        &machine,
         &make,
     )?;
     hints::mark_streaming_stores(ctx, &module);
@@ -377,6 +380,7 @@ pub fn compile<'ctx>(ctx: &'ctx Context, w: &World, opts: &Options) -> Result<Co
         timings: Timings {
             lower: lower_time,
             optimize: t.elapsed(),
+            in_parts,
             codegen: Duration::ZERO,
         },
     })

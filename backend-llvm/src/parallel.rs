@@ -28,7 +28,7 @@ use rustc_hash::FxHashSet;
 
 /// A module whose functions have fewer instructions than this is optimized on one thread:
 /// copying it costs more than the second thread gains.
-pub const MIN_INSTRUCTIONS: usize = 8000;
+pub const MIN_INSTRUCTIONS: usize = 15_000;
 
 /// Functions of at most this many instructions are copied into every part that calls
 /// them, so that LLVM can inline them there.
@@ -77,18 +77,19 @@ fn name(f: FunctionValue) -> String {
     f.get_name().to_string_lossy().into_owned()
 }
 
-/// Runs `pipeline` on `module`, in parts on two threads when it has `min` instructions or
-/// more (see [`partition`]); `machine` makes the target machine of each thread. Returns
-/// whether it ran in parts.
+/// Runs `pipeline` on `module` with `machine`, in parts on two threads when it has `min`
+/// instructions or more (see [`partition`]); `make` makes the target machine of the other
+/// thread. Returns whether it ran in parts.
 pub(crate) fn optimize<'ctx>(
     ctx: &'ctx Context,
     module: &Module<'ctx>,
     pipeline: &str,
     min: usize,
-    machine: &(dyn Fn() -> Result<TargetMachine> + Sync),
+    machine: &TargetMachine,
+    make: &(dyn Fn() -> Result<TargetMachine> + Sync),
 ) -> Result<bool> {
     let Some(parts) = partition(module, min) else {
-        run(module, pipeline, &machine()?)?;
+        run(module, pipeline, machine)?;
         return Ok(false);
     };
     let restore = expose(module);
@@ -102,11 +103,11 @@ pub(crate) fn optimize<'ctx>(
         let others: Vec<_> = (parts[1..].iter())
             .map(|keep| {
                 let (bitcode, small) = (&bitcode, &small);
-                s.spawn(move || optimize_copy(bitcode, keep, small, pipeline, machine))
+                s.spawn(move || optimize_copy(bitcode, keep, small, pipeline, make))
             })
             .collect();
         let here = keep_only(module, &parts[0], &small, true)
-            .and_then(|()| run(module, pipeline, &machine()?));
+            .and_then(|()| run(module, pipeline, machine));
         let mut out = Vec::new();
         for h in others {
             out.push(

@@ -59,6 +59,10 @@ struct Function {
 /// `closure-conv`); where a function's blocks use a parameter of another function, the pass
 /// changes nothing.
 pub fn run(w: &mut World, min_blocks: usize) -> Stats {
+    // No function of a small program is large.
+    if w.continuations().nth(min_blocks.saturating_sub(1)).is_none() {
+        return Stats::default();
+    }
     let mut cache = UseCache::default();
     let Some(functions) = first_order_functions(w, &mut cache) else {
         return Stats::default();
