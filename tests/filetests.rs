@@ -13,6 +13,8 @@
 //! - `report: shm`: the report of each kernel's buffers (`--report shm`) is output too;
 //! - `shm: on`, `shm: off`: stage every read-only buffer that can be staged into shared
 //!   memory, or none (`--shm on|off`; the default is `auto`, the cost model's choice);
+//! - `split-min-blocks: N`: the `split` pass splits functions of at least `N` blocks
+//!   (`Options::split_min_blocks`; 0: every function);
 //! - `exit: 1`: the command must fail (its diagnostics are then part of the output);
 //! - `check: TEXT`: `TEXT` appears in the output, after what the previous `check` matched;
 //! - `check-not: TEXT`: `TEXT` appears nowhere in the output.
@@ -36,6 +38,7 @@ struct Header {
     report_shm: bool,
     shm: Shm,
     exit: i32,
+    split_min_blocks: Option<usize>,
     checks: Vec<String>,
     check_nots: Vec<String>,
 }
@@ -69,6 +72,13 @@ fn header(src: &str, m: &str) -> Result<Header, String> {
                     .parse()
                     .map_err(|_| format!("bad exit code `{value}`"))?
             }
+            "split-min-blocks" => {
+                h.split_min_blocks = Some(
+                    value
+                        .parse()
+                        .map_err(|_| format!("bad split-min-blocks `{value}`"))?,
+                )
+            }
             "check" => h.checks.push(value),
             "check-not" => h.check_nots.push(value),
             "emit" => return Err(format!("unknown emit `{value}`")),
@@ -91,6 +101,7 @@ fn run(path: &Path, h: &Header) -> (i32, String) {
         },
         report: h.report_shm.then_some(Report::Shm),
         shm: h.shm,
+        split_min_blocks: (h.split_min_blocks).unwrap_or(Options::default().split_min_blocks),
         ..Options::default()
     };
     let mut session = Session::new(options, &mut out, &mut err);

@@ -139,6 +139,9 @@ pub(crate) fn optimize<'ctx>(
             }
         }
     }
+    // What a half kept only because it was external meanwhile (a function the other half
+    // inlined everywhere).
+    run(module, "globaldce", machine)?;
     Ok(true)
 }
 

@@ -3,7 +3,7 @@
 use crate::session::{Failed, Session};
 use durin_ir::interp;
 use durin_ir::{text, verify, Def, World};
-use durin_passes::{Config, PassContext, Pipeline, RunOptions};
+use durin_passes::{PassContext, Pipeline, RunOptions};
 use std::path::Path;
 use std::time::Instant;
 
@@ -71,7 +71,7 @@ impl Session<'_> {
                 ..RunOptions::default()
             };
             let t = Instant::now();
-            let mut cx = PassContext::new(Config::default());
+            let mut cx = PassContext::new(self.options().pass_config());
             pipeline
                 .run_in(&mut world, &opts, &mut cx, |_, _| {})
                 .map_err(|e| fail(self, format!("{name}: error: {e}")))?;

@@ -188,6 +188,20 @@ pub struct Options {
     pub interp: durin_ir::interp::Limits,
     /// Run-time checks in native code.
     pub checks: Checks,
+    /// The `split` pass splits the loops off functions of at least this many blocks (0:
+    /// every function).
+    pub split_min_blocks: usize,
+}
+
+impl Options {
+    /// The settings the passes read.
+    pub fn pass_config(&self) -> durin_passes::Config {
+        durin_passes::Config {
+            fuel: self.pe_fuel,
+            shm: self.shm.mode(),
+            split_min_blocks: self.split_min_blocks,
+        }
+    }
 }
 
 impl Default for Options {
@@ -209,6 +223,7 @@ impl Default for Options {
             gpu_arch: "sm_90".into(),
             interp: durin_ir::interp::Limits::default(),
             checks: Checks::None,
+            split_min_blocks: durin_passes::Config::default().split_min_blocks,
         }
     }
 }

@@ -5,7 +5,7 @@ use durin_diag::{render, Diagnostic, SourceMap};
 use durin_frontend::check::Program;
 use durin_ir::interp;
 use durin_ir::{Def, World};
-use durin_passes::{Config, PassContext, Pipeline, RunOptions};
+use durin_passes::{PassContext, Pipeline, RunOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -397,13 +397,9 @@ impl<'io> Session<'io> {
         };
         // The passes borrow the sources while the session's sinks are in use.
         let sources = std::mem::take(&mut self.sources);
-        let mut cx = PassContext::new(Config {
-            fuel: o.pe_fuel,
-            shm: o.shm.mode(),
-            ..Config::default()
-        })
-        .with_target(target)
-        .with_sources(&sources);
+        let mut cx = PassContext::new(o.pass_config())
+            .with_target(target)
+            .with_sources(&sources);
         if matches!(o.report, Some(Report::Shm | Report::Launch)) {
             cx = cx.with_kernel_report();
         }

@@ -3,11 +3,11 @@
 //!
 //! A pipeline is data: a list of named passes ([`Pipeline::parse`] reads
 //! `"pe,cleanup,dce"`), and the optimization levels `-O0`..`-O3`, the native tail (kernel
-//! outlining, launch lowering, closure elimination) and the device pipeline are
-//! [`Pipeline`] constructors. [`Pipeline::run_in`] can verify the world after every pass,
-//! print it after a pass, and time each pass. Passes keep the source places that the front
-//! end attached to continuations, so that errors found late (such as running out of
-//! partial-evaluation fuel) point at source; every error is a [`Diagnostic`].
+//! outlining, launch lowering, closure elimination, function splitting) and the device
+//! pipeline are [`Pipeline`] constructors. [`Pipeline::run_in`] can verify the world after
+//! every pass, print it after a pass, and time each pass. Passes keep the source places
+//! that the front end attached to continuations, so that errors found late (such as running
+//! out of partial-evaluation fuel) point at source; every error is a [`Diagnostic`].
 //!
 //! The pass modules are private: a user of the crate runs passes through [`Pipeline`],
 //! writes new ones against [`Pass`] and [`Rewriter`], and reads what is left with

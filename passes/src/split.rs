@@ -60,7 +60,10 @@ struct Function {
 /// changes nothing.
 pub fn run(w: &mut World, min_blocks: usize) -> Stats {
     // No function of a small program is large.
-    if w.continuations().nth(min_blocks.saturating_sub(1)).is_none() {
+    if w.continuations()
+        .nth(min_blocks.saturating_sub(1))
+        .is_none()
+    {
         return Stats::default();
     }
     let mut cache = UseCache::default();
