@@ -11,8 +11,10 @@
 //! optimized in parts at once (the LLVM back end does). Split into its loops, a function
 //! is optimized in time proportional to its size, on every thread.
 //!
-//! A loop is split off when the function has at least [`MIN_FUNCTION_BLOCKS`] blocks and
-//! the loop is a single-entry, single-exit region: every jump into it goes to its header,
+//! A loop is split off when the function has at least [`MIN_FUNCTION_BLOCKS`] blocks, the
+//! loop has at most half of them (a loop that is the whole function stays: splitting it
+//! would move the function, not divide it), and the loop is a single-entry, single-exit
+//! region: every jump into it goes to its header,
 //! by a direct jump, and every continuation it leaves to is one and the same (a block of
 //! the function or its return point; blocks that use nothing of the function, such as an
 //! unreachable `match` arm, are copied along), and no code after the loop uses a value of
@@ -167,7 +169,9 @@ fn region(
 ) -> Option<Region> {
     let conts = &f.blocks;
     let header = *body.first()?;
-    if header == f.entry {
+    // A loop that is most of its function would only move the function's code into
+    // another one.
+    if header == f.entry || 2 * body.len() > f.blocks.len() {
         return None;
     }
     // Blocks that use nothing of the function (the unreachable arm of a `match`, shared by
