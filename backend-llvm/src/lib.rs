@@ -50,8 +50,9 @@ pub struct Options {
     /// naming the access's source place in these sources. `None`: no checks.
     pub bounds_checks: Option<std::sync::Arc<durin_diag::SourceMap>>,
     /// A module whose functions have this many instructions or more is optimized in two
-    /// parts on two threads ([`PARALLEL_MIN_INSTRUCTIONS`] by default); 0 optimizes every
-    /// module of two functions or more in parts, however unequal (for tests).
+    /// parts on two threads ([`PARALLEL_MIN_INSTRUCTIONS`] by default) above `-O0`; 0
+    /// optimizes every such module of two functions or more in parts, however unequal
+    /// (for tests).
     pub parallel_min_instructions: usize,
 }
 
@@ -365,14 +366,12 @@ pub fn compile<'ctx>(ctx: &'ctx Context, w: &World, opts: &Options) -> Result<Co
             })
             .ok_or_else(|| internal("no target machine for an optimizer thread"))
     };
-    let in_parts = parallel::optimize(
-        ctx,
-        &module,
-        &pipeline,
-        opts.parallel_min_instructions,
-        &machine,
-        &make,
-    )?;
+    // `-O0`'s pipeline costs less than copying the module would.
+    let min = match opts.opt_level {
+        0 => usize::MAX,
+        _ => opts.parallel_min_instructions,
+    };
+    let in_parts = parallel::optimize(ctx, &module, &pipeline, min, &machine, &make)?;
     hints::mark_streaming_stores(ctx, &module);
     Ok(Compiled {
         module,

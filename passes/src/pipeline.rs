@@ -399,7 +399,12 @@ impl Pipeline {
             1 => &[Pe, Simplify, Mem2reg, Simplify, Dce],
             l => Builtin::level(l),
         };
-        Pipeline::of(passes).native()
+        let mut p = Pipeline::of(passes).native();
+        if level == 0 {
+            // LLVM's `-O0` runs no loop pass whose time grows with a function's size.
+            p.passes.retain(|p| p.name() != Builtin::Split.name());
+        }
+        p
     }
 
     /// The pipeline a device world runs before its code generator: closure elimination
