@@ -163,17 +163,27 @@ fn machine(opts: &Options) -> Result<(TargetMachine, String, String)> {
             "the CPU `{cpu}` has no 64-bit mode, and durin generates x86-64 code (use `x86-64` for the oldest 64-bit x86 CPUs)"
         )));
     }
-    let tm = target
-        .create_target_machine(
-            &triple,
-            &cpu,
-            &features,
-            level(opts.opt_level),
-            RelocMode::PIC,
-            CodeModel::Default,
-        )
+    let tm = target_machine(&target, &triple, &cpu, &features, opts.opt_level)
         .ok_or_else(|| Diagnostic::error_at(None, format!("LLVM does not know the CPU `{cpu}`")))?;
     Ok((tm, cpu, features))
+}
+
+/// The target machine every module of durin is optimized and compiled with.
+fn target_machine(
+    target: &Target,
+    triple: &inkwell::targets::TargetTriple,
+    cpu: &str,
+    features: &str,
+    opt_level: u8,
+) -> Option<TargetMachine> {
+    target.create_target_machine(
+        triple,
+        cpu,
+        features,
+        level(opt_level),
+        RelocMode::PIC,
+        CodeModel::Default,
+    )
 }
 
 /// The x86 CPUs LLVM 19 knows that have no 64-bit mode.
@@ -349,21 +359,11 @@ pub fn compile<'ctx>(ctx: &'ctx Context, w: &World, opts: &Options) -> Result<Co
     // A second thread of the optimizer makes its own target machine from the registry that
     // `machine` initialized.
     let triple = machine.get_triple().as_str().to_string_lossy().into_owned();
-    let level = level(opts.opt_level);
     let make = || -> Result<TargetMachine> {
         let triple = inkwell::targets::TargetTriple::create(&triple);
         Target::from_triple(&triple)
             .ok()
-            .and_then(|t| {
-                t.create_target_machine(
-                    &triple,
-                    &cpu,
-                    &features,
-                    level,
-                    RelocMode::PIC,
-                    CodeModel::Default,
-                )
-            })
+            .and_then(|t| target_machine(&t, &triple, &cpu, &features, opts.opt_level))
             .ok_or_else(|| internal("no target machine for an optimizer thread"))
     };
     // `-O0`'s pipeline costs less than copying the module would.

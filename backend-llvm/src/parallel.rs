@@ -37,15 +37,18 @@ const SMALL_FUNCTION: usize = 60;
 /// The number of parts.
 const PARTS: usize = 2;
 
-/// The defined functions of `module` in parts of about equal size (names), or `None` when
-/// the module has fewer than `min` instructions or one function is most of it (unless
-/// `min` is 0).
-fn partition(module: &Module, min: usize) -> Option<Vec<FxHashSet<String>>> {
-    let mut sizes: Vec<(usize, String)> = module
+/// The defined functions of `module` with their sizes in instructions.
+fn sizes(module: &Module) -> Vec<(usize, String)> {
+    module
         .get_functions()
         .filter(|f| f.count_basic_blocks() > 0)
         .map(|f| (instructions(f), name(f)))
-        .collect();
+        .collect()
+}
+
+/// The functions of `sizes` in parts of about equal size (names), or `None` when they
+/// have fewer than `min` instructions or one function is most of them (unless `min` is 0).
+fn partition(mut sizes: Vec<(usize, String)>, min: usize) -> Option<Vec<FxHashSet<String>>> {
     let total: usize = sizes.iter().map(|s| s.0).sum();
     if total < min || sizes.len() < PARTS {
         return None;
@@ -88,17 +91,17 @@ pub(crate) fn optimize<'ctx>(
     machine: &TargetMachine,
     make: &(dyn Fn() -> Result<TargetMachine> + Sync),
 ) -> Result<bool> {
-    let Some(parts) = partition(module, min) else {
+    let sizes = sizes(module);
+    let small: FxHashSet<String> = (sizes.iter())
+        .filter(|(n, _)| *n <= SMALL_FUNCTION)
+        .map(|(_, f)| f.clone())
+        .collect();
+    let Some(parts) = partition(sizes, min) else {
         run(module, pipeline, machine)?;
         return Ok(false);
     };
     let restore = expose(module);
     let bitcode = module.write_bitcode_to_memory().as_slice().to_vec();
-    let small: FxHashSet<String> = module
-        .get_functions()
-        .filter(|f| f.count_basic_blocks() > 0 && instructions(*f) <= SMALL_FUNCTION)
-        .map(name)
-        .collect();
     let optimized = std::thread::scope(|s| {
         let others: Vec<_> = (parts[1..].iter())
             .map(|keep| {
@@ -106,8 +109,8 @@ pub(crate) fn optimize<'ctx>(
                 s.spawn(move || optimize_copy(bitcode, keep, small, pipeline, make))
             })
             .collect();
-        let here = keep_only(module, &parts[0], &small, true)
-            .and_then(|()| run(module, pipeline, machine));
+        keep_only(module, &parts[0], &small, true);
+        let here = run(module, pipeline, machine);
         let mut out = Vec::new();
         for h in others {
             out.push(
@@ -195,7 +198,7 @@ fn optimize_copy(
     let buffer = MemoryBuffer::create_from_memory_range_copy(bitcode, "module");
     let module = Module::parse_bitcode_from_buffer(&buffer, &ctx)
         .map_err(|e| internal(format!("the module's copy does not load: {e}")))?;
-    keep_only(&module, keep, small, false)?;
+    keep_only(&module, keep, small, false);
     run(&module, pipeline, &machine()?)?;
     Ok(module.write_bitcode_to_memory().as_slice().to_vec())
 }
@@ -209,7 +212,7 @@ fn keep_only(
     keep: &FxHashSet<String>,
     small: &FxHashSet<String>,
     owns_globals: bool,
-) -> Result<()> {
+) {
     let others: Vec<FunctionValue> = module
         .get_functions()
         .filter(|f| f.count_basic_blocks() > 0 && !keep.contains(&name(*f)))
@@ -255,10 +258,4 @@ fn keep_only(
             }
         }
     }
-    if module.get_functions().any(|f| {
-        f.count_basic_blocks() > 0 && !keep.contains(&name(f)) && !small.contains(&name(f))
-    }) {
-        return Err(internal("a part kept a function of another part"));
-    }
-    Ok(())
 }

@@ -164,7 +164,7 @@ pub(crate) fn free_values(w: &World, scope: &DefSet, cache: &mut UseCache) -> Ve
 /// scope (transitively): such as the unreachable arm of a `match`, which partial evaluation
 /// leaves shared between the host code and the kernels specialized from it. The kernel gets
 /// its own copy.
-pub(crate) fn add_closed_blocks(w: &World, scope: &mut DefSet, cache: &mut UseCache) {
+fn add_closed_blocks(w: &World, scope: &mut DefSet, cache: &mut UseCache) {
     // Candidates: blocks outside the scope that use no other continuation's parameters,
     // reached from the scope through such blocks.
     let mut candidates = DefSet::default();

@@ -33,7 +33,7 @@ use crate::outline::free_values;
 use crate::rewrite::{clone_conts, is_function_type, DefSet, Rewriter, UseCache};
 use durin_ir::analysis::cfg::{Cfg, DomTree};
 use durin_ir::analysis::looptree::LoopTree;
-use durin_ir::{Def, Node, TypeKind, World};
+use durin_ir::{Def, TypeKind, World};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 /// A function with fewer blocks than this keeps its loops: LLVM's time on it is small.
@@ -155,8 +155,6 @@ struct Region {
     captured: Vec<Def>,
 }
 
-/// The loop `body` of function `f` (whose scope's continuations are `conts`) as a region,
-/// if it is single-entry and single-exit and captures only values.
 /// The loop `body` of function `f` as a region, if it is single-entry and single-exit and
 /// captures only values.
 fn region(
@@ -185,11 +183,10 @@ fn region(
         }
         i += 1;
     }
-    let body = &body;
     // Where the loop leaves to: blocks of the function outside it, and continuation
     // parameters of the code around it (the function's return point).
     let mut exits: FxHashSet<Def> = FxHashSet::default();
-    for &k in body {
+    for &k in &body {
         let (used_conts, used_params) = cache.direct_uses(w, k);
         for c in used_conts {
             if !body.contains(&c) && conts.contains(&c) {
@@ -222,19 +219,18 @@ fn region(
     {
         return None;
     }
-    let captured: Vec<Def> = free_values(w, body, cache)
+    let captured: Vec<Def> = free_values(w, &body, cache)
         .into_iter()
         .filter(|&c| c != exit)
         .collect();
-    let capturable = |c: Def| {
-        let t = w.type_of(c);
-        !matches!(w.kind(t), TypeKind::Mem | TypeKind::Cont(_)) && w.node(c) != Node::Cont
-    };
-    if !captured.iter().all(|&c| capturable(c)) {
+    // Values only: a `mem` token or a continuation cannot be a parameter of a function
+    // called from the code around the loop.
+    let value = |&c: &Def| !matches!(w.kind(w.type_of(c)), TypeKind::Mem | TypeKind::Cont(_));
+    if !captured.iter().all(value) {
         return None;
     }
     Some(Region {
-        body: body.clone(),
+        body,
         header,
         exit,
         entries,
