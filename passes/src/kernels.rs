@@ -13,7 +13,7 @@
 use crate::buffers::{self, holds_pointer};
 use crate::live::Live;
 use crate::pipeline::{PassContext, Pipeline, RunOptions};
-use crate::rewrite::reached_scope;
+use crate::rewrite::ScopeIndex;
 use durin_diag::{Diagnostic, SourceMap, Span};
 use durin_ir::{AddrSpace, Def, Kernel, Launch, Node, TypeKind, World};
 
@@ -65,8 +65,13 @@ pub struct DeviceModule {
 /// kernel from the library's closure around the program's loop body); failing those, the
 /// first index or arithmetic the kernel's blocks compute in the program (the only other
 /// defs with places after the passes).
-pub(crate) fn launch_loc(w: &World, l: &Launch, sources: Option<&SourceMap>) -> Option<Span> {
-    let scope = reached_scope(w, l.kernel);
+pub(crate) fn launch_loc(
+    w: &World,
+    l: &Launch,
+    sources: Option<&SourceMap>,
+    index: &mut ScopeIndex,
+) -> Option<Span> {
+    let scope = index.reached_scope(w, l.kernel, |_| false);
     let in_program = |s: &Span| sources.is_some_and(|m| !m.is_library(s.file));
     let candidates: Vec<Span> = [l.at, l.kernel]
         .into_iter()
@@ -101,7 +106,10 @@ pub fn run(w: &mut World, cx: &mut PassContext<'_>) -> Result<(), Diagnostic> {
     let sources = cx.sources();
     let config = cx.config;
     // Each launch's place, once: for run-time errors and the report.
-    let locs: Vec<Option<Span>> = launches.iter().map(|l| launch_loc(w, l, sources)).collect();
+    let mut index = ScopeIndex::default();
+    let locs: Vec<Option<Span>> = (launches.iter())
+        .map(|l| launch_loc(w, l, sources, &mut index))
+        .collect();
     let places: Vec<String> = (locs.iter())
         .map(|&at| sources.map_or("<unknown place>".to_string(), |m| m.place(at)))
         .collect();

@@ -11,9 +11,7 @@
 //! address of a host stack slot, is an error at the launch's source location.
 
 use crate::live::Live;
-use crate::rewrite::{
-    clone_conts, closed_conts, is_function_type, reached_scope, DefSet, Rewriter, UseCache,
-};
+use crate::rewrite::{clone_conts, is_function_type, DefSet, Rewriter, ScopeIndex, UseCache};
 use durin_diag::{Diagnostic, SourceMap};
 use durin_ir::{launch, Def, Launch, Node, TypeKind, World};
 use rustc_hash::FxHashSet;
@@ -33,10 +31,11 @@ pub fn run(w: &mut World, sources: Option<&SourceMap>) -> Result<Stats, Diagnost
     let live = Live::new(w);
     let launches = live.launches(w);
     let mut stats = Stats::default();
+    let mut index = ScopeIndex::default();
     for l in launches {
         // An error in a library's kernel also names the program's call it was made for.
-        let outlined =
-            outline(w, &l, sources).map_err(|d| d.with_expansion(w.expanded_from(l.kernel)))?;
+        let outlined = outline(w, &l, sources, &mut index)
+            .map_err(|d| d.with_expansion(w.expanded_from(l.kernel)))?;
         if outlined {
             stats.kernels += 1;
         }
@@ -45,7 +44,12 @@ pub fn run(w: &mut World, sources: Option<&SourceMap>) -> Result<Stats, Diagnost
 }
 
 /// Outlines the kernel of `l`; false when it is closed already.
-fn outline(w: &mut World, l: &Launch, sources: Option<&SourceMap>) -> Result<bool, Diagnostic> {
+fn outline(
+    w: &mut World,
+    l: &Launch,
+    sources: Option<&SourceMap>,
+    index: &mut ScopeIndex,
+) -> Result<bool, Diagnostic> {
     let loc = w.loc(l.at).or_else(|| w.loc(l.kernel));
     if !matches!(w.node(l.kernel), Node::Cont) || w.body(l.kernel).is_none() {
         return Err(Diagnostic::error_at(
@@ -53,9 +57,9 @@ fn outline(w: &mut World, l: &Launch, sources: Option<&SourceMap>) -> Result<boo
             "the body of this kernel launch is not known at compile time (the kernel must be a function the compiler can see, such as a lambda)",
         ));
     }
-    let mut scope = reached_scope(w, l.kernel);
-    let mut cache = UseCache::default();
-    add_closed_blocks(w, &mut scope, &mut cache);
+    let mut scope = index.reached_scope(w, l.kernel, |_| false);
+    let cache = index.cache();
+    add_closed_blocks(w, &mut scope, cache);
     // What the kernel's code does wrong is placed at the launch when the program wrote it,
     // else at the kernel: a library's launch may have been inlined into a continuation of
     // a helper of its own (the place would be `alloc`'s body).
@@ -63,8 +67,8 @@ fn outline(w: &mut World, l: &Launch, sources: Option<&SourceMap>) -> Result<boo
         .loc(l.at)
         .filter(|s| sources.is_some_and(|m| !m.is_library(s.file)));
     let kernel_loc = in_program.or(w.loc(l.kernel)).or(loc);
-    check_host_control(w, &scope, &mut cache, kernel_loc)?;
-    let captured = free_values(w, &scope, &mut cache);
+    check_host_control(w, &scope, cache, kernel_loc)?;
+    let captured = free_values(w, &scope, cache);
     if captured.is_empty() && l.captured.is_empty() {
         return Ok(false);
     }
@@ -203,7 +207,7 @@ fn closed_with_reached(
         reached.extend(used);
         i += 1;
     }
-    closed_conts(w, &reached)
+    cache.closed(w, &reached)
 }
 
 /// Rejects a kernel that jumps to, passes or selects a continuation of the host other than a

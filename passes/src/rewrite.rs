@@ -346,20 +346,14 @@ impl UseCache {
     /// The union of the (computed) sets of `ops`, sharing the largest one when it holds
     /// all the others.
     fn union(&self, ops: &[Def]) -> Reach {
-        let sets: Vec<&Reach> = ops
-            .iter()
-            .map(|o| self.sets[o.index()].as_ref().expect("operands first"))
-            .collect();
-        let Some(largest) = sets.iter().max_by_key(|s| s.len()) else {
+        let set = |o: &Def| self.sets[o.index()].as_ref().expect("operands first");
+        let Some(largest) = ops.iter().map(set).max_by_key(|s| s.len()) else {
             return Reach::Empty;
         };
-        if sets
-            .iter()
-            .all(|s| s.iter().all(|x| largest.binary_search(x).is_ok()))
-        {
+        if (ops.iter().map(set)).all(|s| s.iter().all(|x| largest.binary_search(x).is_ok())) {
             return Reach::clone(largest);
         }
-        let mut all: Vec<Def> = sets.iter().flat_map(|s| s.iter().copied()).collect();
+        let mut all: Vec<Def> = ops.iter().flat_map(|o| set(o).iter().copied()).collect();
         all.sort_unstable();
         all.dedup();
         Reach::Many(Rc::from(all))
@@ -374,27 +368,10 @@ impl UseCache {
 /// continuation of the world: a continuation that uses `entry`'s parameters but that
 /// `entry` no longer reaches (left behind by a rewrite) is in that scope and not in this
 /// one. Passes rewrite in place and leave such continuations until `dce`, so they need
-/// this one.
+/// this one. A pass that asks for many scopes keeps a [`ScopeIndex`] and asks it
+/// ([`ScopeIndex::reached_scope`]): a fresh one costs tables the size of the world.
 pub fn reached_scope(w: &World, entry: Def) -> DefSet {
-    reached_scope_within(w, entry, |_| false)
-}
-
-/// [`reached_scope`], not looking past the continuations `outside` holds for (such as
-/// closed functions other than `entry`: they use no parameter of `entry`'s scope, and what
-/// only they reach does not either). The walk of a function that calls the next of a
-/// chain of thousands stops at the next instead of running down the chain.
-pub fn reached_scope_within(w: &World, entry: Def, outside: impl Fn(Def) -> bool) -> DefSet {
-    let mut reached = DefSet::default();
-    reached.insert(entry);
-    let mut index = ScopeIndex::default();
-    let mut i = 0;
-    while i < reached.len() {
-        let c = reached[i];
-        i += 1;
-        let conts = index.add_referenced(w, c);
-        reached.extend(conts.into_iter().filter(|&d| d == entry || !outside(d)));
-    }
-    index.scope(entry)
+    ScopeIndex::default().reached_scope(w, entry, |_| false)
 }
 
 /// Edges between defs, as linked lists in two flat vectors (no allocation per def, and
@@ -470,6 +447,32 @@ impl ScopeIndex {
         &mut self.cache
     }
 
+    /// [`reached_scope`], not looking past the continuations `outside` holds for (such as
+    /// closed functions other than `entry`: they use no parameter of `entry`'s scope, and
+    /// what only they reach does not either: the walk of a function that calls the next of
+    /// a chain of thousands stops at the next instead of running down the chain). The
+    /// index's edges become those of what the walk reached; what it knows about structural
+    /// defs is kept, so one index serves every scope a pass asks for.
+    pub fn reached_scope(
+        &mut self,
+        w: &World,
+        entry: Def,
+        outside: impl Fn(Def) -> bool,
+    ) -> DefSet {
+        self.param_users.clear();
+        self.referenced_by.clear();
+        let mut reached = DefSet::default();
+        reached.insert(entry);
+        let mut i = 0;
+        while i < reached.len() {
+            let c = reached[i];
+            i += 1;
+            let conts = self.add_referenced(w, c);
+            reached.extend(conts.into_iter().filter(|&d| d == entry || !outside(d)));
+        }
+        self.scope(entry)
+    }
+
     /// Forgets every edge and records those of the continuations in `conts` (what is known
     /// about structural defs is kept).
     pub fn rebuild(&mut self, w: &World, conts: &DefSet) {
@@ -481,7 +484,7 @@ impl ScopeIndex {
     }
 
     /// [`ScopeIndex::rebuild`], and which of `conts` are closed (see
-    /// [`ScopeIndex::closed`]), from one look at each continuation's uses.
+    /// [`UseCache::closed`]), from one look at each continuation's uses.
     pub fn rebuild_closed(&mut self, w: &World, conts: &DefSet) -> FxHashMap<Def, bool> {
         self.param_users.clear();
         self.referenced_by.clear();
@@ -559,23 +562,23 @@ impl ScopeIndex {
         }
         Some(members)
     }
+}
 
+/// [`UseCache::closed`] without a cache at hand.
+pub fn closed_conts(w: &World, conts: &DefSet) -> FxHashMap<Def, bool> {
+    UseCache::default().closed(w, conts)
+}
+
+impl UseCache {
     /// Which of `conts` (a set closed under references, such as everything reachable from
     /// the externals) are *closed*: they use no parameter of another continuation,
     /// directly or through the continuations they reference. Closed continuations are
     /// top-level functions.
     pub fn closed(&mut self, w: &World, conts: &DefSet) -> FxHashMap<Def, bool> {
-        let direct: Vec<(Vec<Def>, Vec<Def>)> = conts
-            .iter()
-            .map(|&c| self.cache.direct_uses(w, c))
-            .collect();
+        let direct: Vec<(Vec<Def>, Vec<Def>)> =
+            conts.iter().map(|&c| self.direct_uses(w, c)).collect();
         closed_from(w, conts, &direct)
     }
-}
-
-/// [`ScopeIndex::closed`] without an index at hand.
-pub fn closed_conts(w: &World, conts: &DefSet) -> FxHashMap<Def, bool> {
-    ScopeIndex::default().closed(w, conts)
 }
 
 fn closed_from(w: &World, conts: &DefSet, direct: &[(Vec<Def>, Vec<Def>)]) -> FxHashMap<Def, bool> {

@@ -84,6 +84,7 @@ pub fn run(w: &mut World, cx: &mut PassContext) -> Result<bool, Diagnostic> {
     let mut staged = false;
     let launches = live.launches(w);
     let allocated = allocation_results(w, live.conts());
+    let mut index = crate::rewrite::ScopeIndex::default();
     for l in &launches {
         let (k, captured) = launched_kernel(w, l, &allocated);
         let mut found = buffers::trace(
@@ -96,7 +97,7 @@ pub fn run(w: &mut World, cx: &mut PassContext) -> Result<bool, Diagnostic> {
         staged |= stage_kernel(w, &k, &mut found, mode);
         // The report's place, only where there is a report.
         if let Some(out) = cx.staged.as_mut() {
-            found.loc = launch_loc(w, l, cx.sources);
+            found.loc = launch_loc(w, l, cx.sources, &mut index);
             out.push(found);
         }
     }
