@@ -251,3 +251,78 @@ proptest! {
         }
     }
 }
+
+/// Two functions that differ only in their names, as splitting makes of one loop wherever
+/// the same library code was specialized: written as `@sum` and `@sum.1`.
+const TWIN_FUNCTIONS: &str = "
+extern cont @main(%m: mem, %a: i32, %b: i32, %x: f64, %r: cn(mem, i32, f64)) {
+    jump @sum(%m, %a, @after)
+}
+cont @after(%m1: mem, %s: i32) {
+    jump @sum.1(%m1, %b, @done)
+}
+cont @done(%m2: mem, %t: i32) {
+    %u: i32 = sub(%s, %t)
+    jump %r(%m2, %u, %x)
+}
+noinline cont @sum(%sm: mem, %n: i32, %k: cn(mem, i32)) {
+    jump @head(%sm, 0:i32, 1:i32)
+}
+cont @head(%hm: mem, %i: i32, %acc: i32) {
+    %c: bool = lt(%i, %n)
+    %next: cn(mem, i32) = select(%c, @body, %k)
+    jump %next(%hm, %acc)
+}
+cont @body(%bm: mem, %acc1: i32) {
+    %sq: i32 = mul(%acc1, 31:i32)
+    %acc2: i32 = add(%sq, %i)
+    %i2: i32 = add(%i, 1:i32)
+    jump @head(%bm, %i2, %acc2)
+}
+noinline cont @sum.1(%sm1: mem, %n1: i32, %k1: cn(mem, i32)) {
+    jump @head.1(%sm1, 0:i32, 1:i32)
+}
+cont @head.1(%hm1: mem, %i1: i32, %accb: i32) {
+    %c1: bool = lt(%i1, %n1)
+    %next1: cn(mem, i32) = select(%c1, @body.1, %k1)
+    jump %next1(%hm1, %accb)
+}
+cont @body.1(%bm1: mem, %accc: i32) {
+    %sq1: i32 = mul(%accc, 31:i32)
+    %accd: i32 = add(%sq1, %i1)
+    %i3: i32 = add(%i1, 1:i32)
+    jump @head.1(%bm1, %i3, %accd)
+}
+";
+
+/// Functions that came out identical are merged before LLVM optimizes (above `-O0`), so
+/// the optimizer works on one of them; the program still computes what the interpreter
+/// does.
+#[test]
+fn identical_functions_are_optimized_once() {
+    let w = text::parse(TWIN_FUNCTIONS).expect("the program parses");
+    let main = w.externals().next().expect("main is external");
+    let (a, b, x) = (1000, 7, 2.5);
+    let (want_i, want_f) = Recipe::run(&w, main, a, b, x).expect("the interpreter runs it");
+    for level in 0..=3 {
+        let ctx = Context::create();
+        let opts = llvm::Options {
+            opt_level: level,
+            ..llvm::Options::default()
+        };
+        let compiled = llvm::compile(&ctx, &w, &opts).expect("the program compiles");
+        let defined = (compiled.module.get_functions())
+            .filter(|f| f.count_basic_blocks() > 0)
+            .count();
+        let want = if level == 0 { 3 } else { 2 };
+        assert_eq!(defined, want, "functions with a body at -O{level}");
+        let got = with_jit(Backend::Llvm, &w, "main", level, false, |addr| {
+            // SAFETY: `main(mem, i32, i32, f64, cn(mem, i32, f64))` compiles to this C type.
+            let f: extern "C" fn(i32, i32, f64) -> MainResult =
+                unsafe { std::mem::transmute(addr) };
+            f(a, b, x)
+        })
+        .expect("the program compiles");
+        assert_eq!((got.i, got.f.to_bits()), (want_i, want_f), "at -O{level}");
+    }
+}

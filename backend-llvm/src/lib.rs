@@ -371,6 +371,13 @@ pub fn compile<'ctx>(ctx: &'ctx Context, w: &World, opts: &Options) -> Result<Co
         0 => usize::MAX,
         _ => opts.parallel_min_instructions,
     };
+    // Functions that came out identical are merged first, so that the optimizer works on
+    // one of each: splitting makes a function of a loop at every place that specialized
+    // the same library code (vcycle's CUDA host code has 103 copies of `benchmark`'s sort
+    // loop, 223 functions of which 110 differ).
+    if opts.opt_level > 0 {
+        parallel::run(&module, "mergefunc", &machine)?;
+    }
     let in_parts = parallel::optimize(ctx, &module, &pipeline, min, &machine, &make)?;
     hints::mark_streaming_stores(ctx, &module);
     Ok(Compiled {

@@ -148,7 +148,7 @@ pub(crate) fn optimize<'ctx>(
     Ok(true)
 }
 
-fn run(module: &Module, pipeline: &str, machine: &TargetMachine) -> Result<()> {
+pub(crate) fn run(module: &Module, pipeline: &str, machine: &TargetMachine) -> Result<()> {
     module
         .run_passes(pipeline, machine, PassBuilderOptions::create())
         .map_err(|e| {
