@@ -253,7 +253,8 @@ proptest! {
 }
 
 /// Two functions that differ only in their names, as splitting makes of one loop wherever
-/// the same library code was specialized: written as `@sum` and `@sum.1`.
+/// the same library code was specialized: written as `@sum` and `@sum.1`. Each divides,
+/// so each has its own message for a division by zero, equal to the other's.
 const TWIN_FUNCTIONS: &str = "
 extern cont @main(%m: mem, %a: i32, %b: i32, %x: f64, %r: cn(mem, i32, f64)) {
     jump @sum(%m, %a, @after)
@@ -275,7 +276,8 @@ cont @head(%hm: mem, %i: i32, %acc: i32) {
 }
 cont @body(%bm: mem, %acc1: i32) {
     %sq: i32 = mul(%acc1, 31:i32)
-    %acc2: i32 = add(%sq, %i)
+    %q: i32 = div(%sq, %n)
+    %acc2: i32 = add(%q, %i)
     %i2: i32 = add(%i, 1:i32)
     jump @head(%bm, %i2, %acc2)
 }
@@ -289,7 +291,8 @@ cont @head.1(%hm1: mem, %i1: i32, %accb: i32) {
 }
 cont @body.1(%bm1: mem, %accc: i32) {
     %sq1: i32 = mul(%accc, 31:i32)
-    %accd: i32 = add(%sq1, %i1)
+    %q1: i32 = div(%sq1, %n1)
+    %accd: i32 = add(%q1, %i1)
     %i3: i32 = add(%i1, 1:i32)
     jump @head.1(%bm1, %i3, %accd)
 }
