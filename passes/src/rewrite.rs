@@ -9,7 +9,6 @@
 use durin_ir::{Def, Node, World};
 use indexmap::IndexSet;
 use rustc_hash::{FxBuildHasher, FxHashMap};
-use std::rc::Rc;
 
 /// An insertion-ordered set of defs.
 pub type DefSet = IndexSet<Def, FxBuildHasher>;
@@ -246,34 +245,53 @@ impl<'c> Rewriter<'c> {
 /// that all use the same few parameters costs one set, not one per def.
 #[derive(Default)]
 pub struct UseCache {
-    sets: Vec<Option<Reach>>,
+    /// The set of each def, by def number.
+    sets: Vec<Set>,
+    /// The sets of two defs or more, each a run of this vector.
+    runs: Vec<Def>,
     /// The work list of [`UseCache::compute`], kept between calls.
     stack: Vec<(Def, bool)>,
     /// The table of the last [`Rewriter`] made with this cache, empty, for the next one.
     spare: FxHashMap<Def, Def>,
 }
 
-/// A set of [`UseCache`]: a continuation or parameter is its own set, without an
-/// allocation (they are most of the defs partial evaluation makes).
-#[derive(Clone, Debug)]
-pub enum Reach {
-    /// None.
-    Empty,
-    /// One def.
-    One(Def),
-    /// Any number, sorted, shared between the defs that reach the same.
-    Many(Rc<[Def]>),
+/// A set of [`UseCache`], in twelve bytes (the table has an entry per def of the world):
+/// `len` defs, the one in `one` or the run of [`UseCache::runs`] at `start`; a continuation
+/// or parameter is its own set (they are most of the defs partial evaluation makes).
+#[derive(Clone, Copy)]
+struct Set {
+    one: Def,
+    start: u32,
+    len: u32,
 }
 
-impl std::ops::Deref for Reach {
-    type Target = [Def];
-
-    fn deref(&self) -> &[Def] {
-        match self {
-            Reach::Empty => &[],
-            Reach::One(d) => std::slice::from_ref(d),
-            Reach::Many(s) => s,
+impl Set {
+    /// Not computed yet.
+    fn unknown() -> Set {
+        Set {
+            one: Def::default(),
+            start: 0,
+            len: u32::MAX,
         }
+    }
+
+    fn empty() -> Set {
+        Set {
+            len: 0,
+            ..Set::unknown()
+        }
+    }
+
+    fn one(d: Def) -> Set {
+        Set {
+            one: d,
+            len: 1,
+            ..Set::unknown()
+        }
+    }
+
+    fn known(&self) -> bool {
+        self.len != u32::MAX
     }
 }
 
@@ -300,39 +318,45 @@ impl UseCache {
     }
 
     /// The continuations and parameters `d` reaches through structural defs (`d` itself
-    /// if it is one).
-    pub fn of(&mut self, w: &World, d: Def) -> Reach {
-        self.compute(w, d);
-        self.sets[d.index()].clone().expect("just computed")
+    /// if it is one), sorted.
+    pub fn of(&mut self, w: &World, d: Def) -> &[Def] {
+        self.reached(w, d)
     }
 
-    /// [`UseCache::of`], borrowed.
     fn reached(&mut self, w: &World, d: Def) -> &[Def] {
         self.compute(w, d);
-        self.sets[d.index()].as_deref().expect("just computed")
+        self.slice(&self.sets[d.index()])
+    }
+
+    fn slice<'a>(&'a self, s: &'a Set) -> &'a [Def] {
+        match s.len {
+            0 => &[],
+            1 => std::slice::from_ref(&s.one),
+            n => &self.runs[s.start as usize..(s.start + n) as usize],
+        }
     }
 
     /// Computes the set of `d` (and of the operands it needs) unless known.
     fn compute(&mut self, w: &World, d: Def) {
         if self.sets.len() < w.num_defs() {
-            self.sets.resize(w.num_defs(), None);
+            self.sets.resize(w.num_defs(), Set::unknown());
         }
-        if self.sets[d.index()].is_some() {
+        if self.sets[d.index()].known() {
             return;
         }
         let mut stack = std::mem::take(&mut self.stack);
         stack.push((d, false));
         while let Some((x, expanded)) = stack.pop() {
-            if self.sets[x.index()].is_some() {
+            if self.sets[x.index()].known() {
                 continue;
             }
             let set = match w.node(x) {
-                Node::Cont | Node::Param(_) => Reach::One(x),
-                Node::Global { .. } => Reach::Empty,
+                Node::Cont | Node::Param(_) => Set::one(x),
+                Node::Global { .. } => Set::empty(),
                 _ if !expanded => {
                     stack.push((x, true));
                     for &o in w.ops(x) {
-                        if self.sets[o.index()].is_none() {
+                        if !self.sets[o.index()].known() {
                             stack.push((o, false));
                         }
                     }
@@ -340,25 +364,38 @@ impl UseCache {
                 }
                 _ => self.union(w.ops(x)),
             };
-            self.sets[x.index()] = Some(set);
+            self.sets[x.index()] = set;
         }
         self.stack = stack;
     }
 
     /// The union of the (computed) sets of `ops`, sharing the largest one when it holds
     /// all the others.
-    fn union(&self, ops: &[Def]) -> Reach {
-        let set = |o: &Def| self.sets[o.index()].as_ref().expect("operands first");
-        let Some(largest) = ops.iter().map(set).max_by_key(|s| s.len()) else {
-            return Reach::Empty;
+    fn union(&mut self, ops: &[Def]) -> Set {
+        let set = |o: &Def| self.sets[o.index()];
+        let Some(largest) = ops.iter().map(set).max_by_key(|s| s.len) else {
+            return Set::empty();
         };
-        if (ops.iter().map(set)).all(|s| s.iter().all(|x| largest.binary_search(x).is_ok())) {
-            return Reach::clone(largest);
+        let within = self.slice(&largest);
+        let holds_all = (ops.iter().map(set))
+            .all(|s| self.slice(&s).iter().all(|x| within.binary_search(x).is_ok()));
+        if holds_all {
+            return largest;
         }
-        let mut all: Vec<Def> = ops.iter().flat_map(|o| set(o).iter().copied()).collect();
+        let mut all: Vec<Def> = Vec::new();
+        for o in ops {
+            all.extend_from_slice(self.slice(&self.sets[o.index()]));
+        }
         all.sort_unstable();
         all.dedup();
-        Reach::Many(Rc::from(all))
+        // Two or more: the union of sets that do not hold each other.
+        let start = u32::try_from(self.runs.len()).expect("fewer than 2^32 shared defs");
+        self.runs.extend_from_slice(&all);
+        Set {
+            one: Def::default(),
+            start,
+            len: all.len() as u32,
+        }
     }
 }
 
