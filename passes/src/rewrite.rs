@@ -377,8 +377,11 @@ impl UseCache {
             return Set::empty();
         };
         let within = self.slice(&largest);
-        let holds_all = (ops.iter().map(set))
-            .all(|s| self.slice(&s).iter().all(|x| within.binary_search(x).is_ok()));
+        let holds_all = (ops.iter().map(set)).all(|s| {
+            self.slice(&s)
+                .iter()
+                .all(|x| within.binary_search(x).is_ok())
+        });
         if holds_all {
             return largest;
         }
