@@ -16,7 +16,7 @@
 //! runtime lacks) is an error at its place.
 
 use crate::kernels::string_global;
-use crate::rewrite::{clone_conts, cont_param_types, reached_scope, DefSet, Rewriter};
+use crate::rewrite::{clone_conts, cont_param_types, DefSet, Rewriter, ScopeIndex};
 use durin_diag::{Diagnostic, SourceMap, Span};
 use durin_ir::{AddrSpace, ArithOp, CmpOp, Def, Launch, Node, TypeKind, World};
 use rustc_hash::FxHashMap;
@@ -35,9 +35,11 @@ pub(crate) fn lower(
 ) -> Result<(), Diagnostic> {
     let mut imports = Imports::default();
     let mut done_functions = DefSet::default();
+    let mut index = ScopeIndex::default();
     for ((l, place), &launch_at) in launches.iter().zip(places).zip(locs) {
         // An error's place: the call's where it is in the program, else the launch's.
-        lower_one(w, l, place, &mut imports, &mut done_functions).map_err(|(c, message)| {
+        let lowered = lower_one(w, l, place, &mut imports, &mut done_functions, &mut index);
+        lowered.map_err(|(c, message)| {
             let own = w
                 .loc(c)
                 .filter(|s| sources.is_some_and(|m| !m.is_library(s.file)));
@@ -115,6 +117,7 @@ fn lower_one(
     place: &str,
     imports: &mut Imports,
     done_functions: &mut DefSet,
+    index: &mut ScopeIndex,
 ) -> Result<(), Failure> {
     let mem_t = w.ty_mem();
     let i32t = w.ty_int(32, true);
@@ -133,7 +136,7 @@ fn lower_one(
         rw.map(w.param(k, i + 1), c);
     }
     rw.map(w.param(k, n - 1), w.param(body, 4));
-    let scope = reached_scope(w, k);
+    let scope = index.reached_scope(w, k);
     let inner: Vec<Def> = (scope.iter().skip(1).copied())
         .filter(|&c| w.body(c).is_some())
         .collect();
@@ -157,7 +160,7 @@ fn lower_one(
     // runtime; each is changed in place once (only kernels call CUDA's functions).
     for f in called_functions(w, &copies) {
         if done_functions.insert(f) {
-            for c in reached_scope(w, f) {
+            for c in index.reached_scope(w, f) {
                 if w.body(c).is_some() {
                     map_device_call(w, c, &Indices::Runtime, imports)?;
                 }

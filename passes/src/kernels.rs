@@ -71,7 +71,7 @@ pub(crate) fn launch_loc(
     sources: Option<&SourceMap>,
     index: &mut ScopeIndex,
 ) -> Option<Span> {
-    let scope = index.reached_scope(w, l.kernel, |_| false);
+    let scope = index.reached_scope(w, l.kernel);
     let in_program = |s: &Span| sources.is_some_and(|m| !m.is_library(s.file));
     let candidates: Vec<Span> = [l.at, l.kernel]
         .into_iter()

@@ -57,7 +57,7 @@ fn outline(
             "the body of this kernel launch is not known at compile time (the kernel must be a function the compiler can see, such as a lambda)",
         ));
     }
-    let mut scope = index.reached_scope(w, l.kernel, |_| false);
+    let mut scope = index.reached_scope(w, l.kernel);
     let cache = index.cache();
     add_closed_blocks(w, &mut scope, cache);
     // What the kernel's code does wrong is placed at the launch when the program wrote it,

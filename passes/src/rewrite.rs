@@ -195,7 +195,7 @@ impl<'c> Rewriter<'c> {
         let map = &self.map;
         let lazy = self.lazy.as_ref();
         // A member of a lazily cloned scope is substituted even before its clone exists.
-        cache.reached(w, x).iter().all(|&y| {
+        cache.of(w, x).iter().all(|&y| {
             map.get(&y).is_none_or(|&to| to == y) && lazy.is_none_or(|l| l.member(w, y).is_none())
         })
     }
@@ -301,7 +301,7 @@ impl UseCache {
     pub fn direct_uses(&mut self, w: &World, k: Def) -> (Vec<Def>, Vec<Def>) {
         let mut all: Vec<Def> = Vec::new();
         for &o in w.ops(k) {
-            all.extend_from_slice(self.reached(w, o));
+            all.extend_from_slice(self.of(w, o));
         }
         all.sort_unstable();
         all.dedup();
@@ -313,17 +313,13 @@ impl UseCache {
     /// without collecting them.
     pub fn each_direct_use(&mut self, w: &World, k: Def, mut f: impl FnMut(Def)) {
         for &o in w.ops(k) {
-            self.reached(w, o).iter().for_each(|&d| f(d));
+            self.of(w, o).iter().for_each(|&d| f(d));
         }
     }
 
     /// The continuations and parameters `d` reaches through structural defs (`d` itself
     /// if it is one), sorted.
     pub fn of(&mut self, w: &World, d: Def) -> &[Def] {
-        self.reached(w, d)
-    }
-
-    fn reached(&mut self, w: &World, d: Def) -> &[Def] {
         self.compute(w, d);
         self.slice(&self.sets[d.index()])
     }
@@ -334,6 +330,16 @@ impl UseCache {
             1 => std::slice::from_ref(&s.one),
             n => &self.runs[s.start as usize..(s.start + n) as usize],
         }
+    }
+
+    /// Which of `conts` (a set closed under references, such as everything reachable from
+    /// the externals) are *closed*: they use no parameter of another continuation,
+    /// directly or through the continuations they reference. Closed continuations are
+    /// top-level functions.
+    pub fn closed(&mut self, w: &World, conts: &DefSet) -> FxHashMap<Def, bool> {
+        let direct: Vec<(Vec<Def>, Vec<Def>)> =
+            conts.iter().map(|&c| self.direct_uses(w, c)).collect();
+        closed_from(w, conts, &direct)
     }
 
     /// Computes the set of `d` (and of the operands it needs) unless known.
@@ -400,20 +406,6 @@ impl UseCache {
             len: all.len() as u32,
         }
     }
-}
-
-/// The reached scope of `entry`: `entry` and the continuations reachable from it that use,
-/// directly or through another such continuation, a parameter of a continuation of the
-/// scope. Found from `entry` outwards (over what `entry` reaches), in time linear in that.
-///
-/// This differs from the IR's [`durin_ir::analysis::scope::Scope`], which looks at every
-/// continuation of the world: a continuation that uses `entry`'s parameters but that
-/// `entry` no longer reaches (left behind by a rewrite) is in that scope and not in this
-/// one. Passes rewrite in place and leave such continuations until `dce`, so they need
-/// this one. A pass that asks for many scopes keeps a [`ScopeIndex`] and asks it
-/// ([`ScopeIndex::reached_scope`]): a fresh one costs tables the size of the world.
-pub fn reached_scope(w: &World, entry: Def) -> DefSet {
-    ScopeIndex::default().reached_scope(w, entry, |_| false)
 }
 
 /// Edges between defs, as linked lists in two flat vectors (no allocation per def, and
@@ -489,18 +481,19 @@ impl ScopeIndex {
         &mut self.cache
     }
 
-    /// [`reached_scope`], not looking past the continuations `outside` holds for (such as
-    /// closed functions other than `entry`: they use no parameter of `entry`'s scope, and
-    /// what only they reach does not either: the walk of a function that calls the next of
-    /// a chain of thousands stops at the next instead of running down the chain). The
-    /// index's edges become those of what the walk reached; what it knows about structural
-    /// defs is kept, so one index serves every scope a pass asks for.
-    pub fn reached_scope(
-        &mut self,
-        w: &World,
-        entry: Def,
-        outside: impl Fn(Def) -> bool,
-    ) -> DefSet {
+    /// The reached scope of `entry`: `entry` and the continuations reachable from it that
+    /// use, directly or through another such continuation, a parameter of a continuation of
+    /// the scope. Found from `entry` outwards (over what `entry` reaches), in time linear in
+    /// that. The index's edges become those of what the walk reached; what it knows about
+    /// structural defs is kept, so one index serves every scope a pass asks for (a fresh
+    /// one costs tables the size of the world).
+    ///
+    /// This differs from the IR's [`durin_ir::analysis::scope::Scope`], which looks at every
+    /// continuation of the world: a continuation that uses `entry`'s parameters but that
+    /// `entry` no longer reaches (left behind by a rewrite) is in that scope and not in this
+    /// one. Passes rewrite in place and leave such continuations until `dce`, so they need
+    /// this one.
+    pub fn reached_scope(&mut self, w: &World, entry: Def) -> DefSet {
         self.param_users.clear();
         self.referenced_by.clear();
         let mut reached = DefSet::default();
@@ -509,8 +502,7 @@ impl ScopeIndex {
         while i < reached.len() {
             let c = reached[i];
             i += 1;
-            let conts = self.add_referenced(w, c);
-            reached.extend(conts.into_iter().filter(|&d| d == entry || !outside(d)));
+            reached.extend(self.add_referenced(w, c));
         }
         self.scope(entry)
     }
@@ -571,10 +563,10 @@ impl ScopeIndex {
         }
     }
 
-    /// The scope of `entry` (see [`reached_scope`]), the entry first: users of a member's
-    /// parameters are members, and so are continuations that reference a member other than
-    /// the entry (they have its free parameters); referencing the entry itself (calling it)
-    /// brings in none of the scope's parameters.
+    /// The scope of `entry` (see [`ScopeIndex::reached_scope`]), the entry first: users of a
+    /// member's parameters are members, and so are continuations that reference a member
+    /// other than the entry (they have its free parameters); referencing the entry itself
+    /// (calling it) brings in none of the scope's parameters.
     pub fn scope(&self, entry: Def) -> DefSet {
         self.scope_within(entry, usize::MAX)
             .expect("no scope has more members than defs")
@@ -609,18 +601,6 @@ impl ScopeIndex {
 /// [`UseCache::closed`] without a cache at hand.
 pub fn closed_conts(w: &World, conts: &DefSet) -> FxHashMap<Def, bool> {
     UseCache::default().closed(w, conts)
-}
-
-impl UseCache {
-    /// Which of `conts` (a set closed under references, such as everything reachable from
-    /// the externals) are *closed*: they use no parameter of another continuation,
-    /// directly or through the continuations they reference. Closed continuations are
-    /// top-level functions.
-    pub fn closed(&mut self, w: &World, conts: &DefSet) -> FxHashMap<Def, bool> {
-        let direct: Vec<(Vec<Def>, Vec<Def>)> =
-            conts.iter().map(|&c| self.direct_uses(w, c)).collect();
-        closed_from(w, conts, &direct)
-    }
 }
 
 fn closed_from(w: &World, conts: &DefSet, direct: &[(Vec<Def>, Vec<Def>)]) -> FxHashMap<Def, bool> {
@@ -713,9 +693,9 @@ fn closed_from(w: &World, conts: &DefSet, direct: &[(Vec<Def>, Vec<Def>)]) -> Fx
         .collect()
 }
 
-/// Clones the scope of `entry` (given: see [`reached_scope`]) as a new continuation taking
-/// the parameters of `entry` for which `args[i]` is `None`; the others are replaced by
-/// `args[i]`. Returns the clone. Only the continuations of the scope that the rewritten
+/// Clones the scope of `entry` (given: see [`ScopeIndex::reached_scope`]) as a new
+/// continuation taking the parameters of `entry` for which `args[i]` is `None`; the others
+/// are replaced by `args[i]`. Returns the clone. Only the continuations of the scope that the rewritten
 /// code reaches are copied (a branch whose condition folds reaches one target). Jumps back
 /// to `entry` from inside its scope still go to `entry`: a recursive jump passes its own
 /// arguments and is specialized (or not) on its own. `cache` may be shared by every
