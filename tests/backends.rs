@@ -329,3 +329,82 @@ fn identical_functions_are_optimized_once() {
         assert_eq!((got.i, got.f.to_bits()), (want_i, want_f), "at -O{level}");
     }
 }
+
+/// A byte string (`b"..."`), read through memory from a global and as a value at an index
+/// not known at compile time, with the bytes that need escapes in the text form.
+const BYTE_STRING: &str = r#"
+global @text = b"A\"\\\x00\xff\n~"
+extern cont @main(%m: mem, %a: i32, %b: i32, %x: f64, %ret: cn(mem, i32, f64)) {
+    jump @head(%m, %a, 0:i32)
+}
+cont @head(%hm: mem, %i: i32, %acc: i32) {
+    %c: bool = lt(%i, %b)
+    %next: cn(mem, i32) = select(%c, @body, @done)
+    jump %next(%hm, %acc)
+}
+cont @body(%bm: mem, %acc1: i32) {
+    %p: ptr(u8) = lea(@text, %i)
+    %l: (mem, u8) = load(%bm, %p)
+    %lm: mem = extract(%l, 0:i64)
+    %v: u8 = extract(%l, 1:i64)
+    %vi: i32 = conv(%v)
+    %acc2: i32 = add(%acc1, %vi)
+    %i2: i32 = add(%i, 1:i32)
+    jump @head(%lm, %i2, %acc2)
+}
+cont @done(%dm: mem, %sum: i32) {
+    %at: i64 = conv(%a)
+    %d: u8 = extract(b"A\"\\\x00\xff\n~", %at)
+    %di: i32 = conv(%d)
+    %r: i32 = mul(%sum, 1000:i32)
+    %ri: i32 = add(%r, %di)
+    %e: u8 = extract(b"A\"\\\x00\xff\n~", 4:i64)
+    %ef: f64 = conv(%e)
+    %rf: f64 = add(%x, %ef)
+    jump %ret(%dm, %ri, %rf)
+}
+"#;
+
+/// The bytes of `BYTE_STRING`'s text, as Rust reads the same escapes.
+const BYTES: &[u8] = b"A\"\\\x00\xff\n~";
+
+#[test]
+fn byte_strings_agree_with_the_interpreter_and_their_bytes() {
+    let w = text::parse(BYTE_STRING).expect("the program parses");
+    let main = w.externals().next().expect("main is external");
+    let text_global = (w.nominals())
+        .find(|&g| w.name(g) == Some("text"))
+        .expect("@text");
+    assert_eq!(w.bytes_of(w.ops(text_global)[0]), Some(BYTES));
+    for (a, b) in [(0, 7), (2, 5), (4, 5), (6, 7)] {
+        let sum: i32 = BYTES[a as usize..b as usize]
+            .iter()
+            .map(|&x| i32::from(x))
+            .sum();
+        let want = (sum * 1000 + i32::from(BYTES[a as usize]), 0.5 + 255.0);
+        let (got_i, got_f) = Recipe::run(&w, main, a, b, 0.5).expect("the interpreter runs it");
+        assert_eq!(
+            (got_i, f64::from_bits(got_f)),
+            want,
+            "interpreter, bytes {a}..{b}"
+        );
+        for level in 0..=3 {
+            let first_order = native(&w, level, false).expect("the passes run");
+            for backend in BACKENDS {
+                let got = with_jit(backend, &first_order, "main", level, false, |addr| {
+                    // SAFETY: `main(mem, i32, i32, f64, cn(mem, i32, f64))` compiles to this
+                    // C type.
+                    let f: extern "C" fn(i32, i32, f64) -> MainResult =
+                        unsafe { std::mem::transmute(addr) };
+                    f(a, b, 0.5)
+                })
+                .expect("the program compiles");
+                assert_eq!(
+                    (got.i, got.f),
+                    want,
+                    "{backend:?} at -O{level}, bytes {a}..{b}"
+                );
+            }
+        }
+    }
+}

@@ -255,6 +255,10 @@ impl<'a> ModuleLowering<'a> {
                 let at = at as usize;
                 bytes[at..at + n].copy_from_slice(&bits.to_le_bytes()[..n]);
             }
+            Node::Bytes(_) => {
+                let b = w.bytes_of(d).unwrap_or_default();
+                bytes[at as usize..at as usize + b.len()].copy_from_slice(b);
+            }
             Node::Bottom => {}
             Node::Global { .. } => {
                 let gv = self.module.declare_data_in_data(self.globals[&d], desc);
@@ -606,6 +610,12 @@ impl<'m, 'a, 'f> FunctionLowering<'m, 'a, 'f> {
             Node::Lit(bits) => {
                 let shape = self.shape(ty)?;
                 smallvec![self.literal(shape.leaves[0].0, bits)]
+            }
+            Node::Bytes(_) => {
+                let b = w.bytes_of(d).unwrap_or_default();
+                (b.iter())
+                    .map(|&b| self.literal(cranelift_codegen::ir::types::I8, u64::from(b)))
+                    .collect()
             }
             Node::Launch => {
                 return Err(internal(

@@ -577,6 +577,8 @@ impl<'m, 'a> Fun<'m, 'a> {
         }
         match w.node(d) {
             Node::Lit(bits) => self.literal(w.type_of(d), bits).map(Some),
+            // An array is a struct holding `a[n]`.
+            Node::Bytes(_) => Ok(Some(format!("{{ {{ {} }} }}", byte_list(w, d)))),
             Node::Array | Node::Tuple | Node::Struct => {
                 let mut parts = Vec::new();
                 for &o in w.ops(d) {
@@ -673,6 +675,10 @@ impl<'m, 'a> Fun<'m, 'a> {
                     self.m.uses_bitcast = true;
                     format!("durin_bitcast<{to}>({x})")
                 }
+            }
+            Node::Bytes(_) => {
+                let ct = self.m.types.value(w, ty)?;
+                format!("{ct}{{{{{}}}}}", byte_list(w, d))
             }
             Node::Tuple | Node::Struct | Node::Array => {
                 let ct = self.m.types.value(w, ty)?;
@@ -1325,4 +1331,17 @@ mod tests {
             assert_eq!(e.matches('(').count(), e.matches(')').count(), "{e}");
         }
     }
+}
+
+/// The bytes of byte string `d` as a C initializer list's elements.
+fn byte_list(w: &World, d: Def) -> String {
+    let bytes = w.bytes_of(d).unwrap_or_default();
+    let mut out = String::with_capacity(bytes.len() * 4);
+    for (i, b) in bytes.iter().enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        let _ = write!(out, "{b}");
+    }
+    out
 }

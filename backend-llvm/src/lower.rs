@@ -121,8 +121,11 @@ fn mark(ctx: &Context, f: FunctionValue, attrs: &[(&str, u64)]) {
     }
 }
 
-/// The bytes of `d` if it is an array of 8-bit integer literals.
+/// The bytes of `d` if it is a byte string or an array of 8-bit integer literals.
 fn byte_array(w: &World, d: Def) -> Option<Vec<u8>> {
+    if let Some(b) = w.bytes_of(d) {
+        return Some(b.to_vec());
+    }
     if w.node(d) != Node::Array {
         return None;
     }
@@ -656,6 +659,7 @@ impl<'m, 'a, 'ctx> FunctionLowering<'m, 'a, 'ctx> {
         }
         let v: BasicValueEnum<'ctx> = match w.node(d) {
             Node::Lit(bits) => self.m.literal(ty, bits)?,
+            Node::Bytes(_) => self.m.constant(d)?,
             Node::Bottom => undef(self.m.types.value(w, ty)?),
             Node::Launch => {
                 return Err(Diagnostic::error_at(

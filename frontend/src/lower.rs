@@ -914,9 +914,7 @@ impl<'p> Lowerer<'p> {
                 if let Some(&g) = self.strings.get(bytes) {
                     return g;
                 }
-                let u8t = self.w.ty_int(8, false);
-                let elems: Vec<Def> = bytes.iter().map(|&b| self.w.lit(u8t, b as u64)).collect();
-                let arr = self.w.array(u8t, &elems);
+                let arr = self.w.bytes(bytes);
                 let g = self.w.global(arr, false, "str");
                 let t = self.ir_ty(e.ty);
                 let g = self.w.bitcast(t, g);

@@ -218,6 +218,11 @@ impl CmpOp {
 pub enum Node {
     /// A literal of a bool, integer or float type: the raw bits, zero-extended.
     Lit(u64),
+    /// A constant array of bytes, `[u8 * n]`: blob number `.0` of the world
+    /// ([`crate::World::bytes`]). One node stands for what would be an array of `n` byte
+    /// literals (a kernel module's text, a string), so that passes see one operand-free
+    /// constant instead of a list of `n` operands.
+    Bytes(u32),
     /// An undefined value of any type. Jumping to bottom is an error at run time.
     Bottom,
     /// The kernel-launch intrinsic, a continuation of type
@@ -295,6 +300,7 @@ impl Node {
     pub fn name(self) -> &'static str {
         match self {
             Node::Lit(_) => "lit",
+            Node::Bytes(_) => "bytes",
             Node::Bottom => "bot",
             Node::Launch => "launch",
             Node::Param(_) => "param",

@@ -30,7 +30,12 @@ pub fn alpha_equivalent(a: &World, b: &World) -> Result<(), String> {
         fwd.insert(x, y);
         back.insert(y, x);
         let (ox, oy) = (a.ops(x), b.ops(y));
-        if a.node(x) != b.node(y) || ty(a, x) != ty(b, y) || ox.len() != oy.len() {
+        // Blobs are numbered per world: bytes compare by their contents.
+        let same_node = match (a.node(x), b.node(y)) {
+            (Node::Bytes(_), Node::Bytes(_)) => a.bytes_of(x) == b.bytes_of(y),
+            (m, n) => m == n,
+        };
+        if !same_node || ty(a, x) != ty(b, y) || ox.len() != oy.len() {
             return Err(format!(
                 "`{}: {}` against `{}: {}`",
                 a.node(x).name(),
@@ -45,4 +50,32 @@ pub fn alpha_equivalent(a: &World, b: &World) -> Result<(), String> {
         stack.extend(ox.iter().copied().zip(oy.iter().copied()));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::alpha_equivalent;
+    use crate::World;
+
+    /// A world with one global holding `text`, after making the byte strings `before`.
+    fn holding(before: &[&[u8]], text: &[u8]) -> World {
+        let mut w = World::new();
+        for b in before {
+            let _ = w.bytes(b);
+        }
+        let b = w.bytes(text);
+        let _ = w.global(b, false, "g");
+        w
+    }
+
+    /// Byte strings are numbered per world; equivalence compares their bytes.
+    #[test]
+    fn byte_strings_compare_by_their_bytes() {
+        let a = holding(&[], b"x");
+        assert_eq!(
+            alpha_equivalent(&a, &holding(&[b"y".as_slice()], b"x")),
+            Ok(())
+        );
+        assert!(alpha_equivalent(&a, &holding(&[b"x".as_slice()], b"y")).is_err());
+    }
 }

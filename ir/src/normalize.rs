@@ -176,6 +176,11 @@ fn extract(w: &mut World, ty: Type, agg: Def, index: Def) -> Option<Def> {
             let i = w.lit_bits(index)?;
             w.ops(agg).get(i as usize).copied()
         }
+        Node::Bytes(_) => {
+            let i = usize::try_from(w.lit_bits(index)?).ok()?;
+            let b = *w.bytes_of(agg)?.get(i)?;
+            Some(w.lit(ty, u64::from(b)))
+        }
         Node::Insert => {
             let (inner, at, value) = (w.ops(agg)[0], w.ops(agg)[1], w.ops(agg)[2]);
             if at == index {
@@ -240,6 +245,26 @@ mod tests {
             "f32",
             "%a: f32 = div(1.0:f32, 0.0:f32)\njump %r(%m, %a)",
             "0x7f800000:f32",
+        );
+    }
+
+    #[test]
+    fn a_byte_of_a_byte_string_is_a_literal() {
+        check(
+            "u8",
+            "%a: u8 = extract(b\"a\\xffc\", 1:i64)\njump %r(%m, %a)",
+            "255:u8",
+        );
+        // Past the end, or at an index not known: kept.
+        check(
+            "u8",
+            "%a: u8 = extract(b\"ab\", 2:i64)\njump %r(%m, %a)",
+            "%a: u8 = extract(b\"ab\", 2:i64); %a",
+        );
+        check(
+            "u8",
+            "%i: i64 = conv(%x)\n%a: u8 = extract(b\"ab\", %i)\njump %r(%m, %a)",
+            "%i: i64 = conv(%x); %a: u8 = extract(b\"ab\", %i); %a",
         );
     }
 

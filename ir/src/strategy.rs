@@ -612,6 +612,9 @@ pub enum Expr {
     /// `known(e)` of an expression at primitive type number `.0` (a `bool` result); only
     /// built when `e` is a literal or a parameter.
     Known(u8, Box<Expr>),
+    /// A byte of a byte string (of at least one byte) at an index: `conv(extract(b"..",
+    /// rem(e, n)))`, `e` an expression of type `u64` and `n` the string's length.
+    Byte(Vec<u8>, Box<Expr>),
 }
 
 /// The primitive types expressions range over, by number: every primitive type of the IR,
@@ -624,6 +627,10 @@ pub const EXPR_TYPES: [&str; 12] = [
 pub const EXPR_ARGS: usize = 2 * EXPR_TYPES.len();
 
 const NUM_TYPES: u8 = EXPR_TYPES.len() as u8;
+
+/// The numbers of `u8` and `u64` in [`EXPR_TYPES`].
+const U8: usize = 2;
+const U64: usize = 10;
 
 /// The bits of the positive quiet NaN of type number `t`, if it is a float type.
 pub fn canonical_nan(t: usize) -> Option<u64> {
@@ -675,6 +682,7 @@ pub fn expr() -> impl Strategy<Value = Expr> {
             1 => b().prop_map(Expr::Bitcast),
             1 => (b(), b(), b(), any::<bool>(), any::<bool>()).prop_map(|(x, y, v, i, j)| Expr::Tuple(x, y, v, i, j)),
             1 => (0u8..NUM_TYPES, b()).prop_map(|(t, x)| Expr::Known(t, x)),
+            1 => (prop::collection::vec(any::<u8>(), 1..8), b()).prop_map(|(s, x)| Expr::Byte(s, x)),
         ]
     })
 }
@@ -821,6 +829,19 @@ impl ExprProgram {
                 let tup = self.world.build(crate::Node::Tuple, tt, &[x, y]);
                 let ins = self.world.build(crate::Node::Insert, tt, &[tup, li, v]);
                 self.world.build(crate::Node::Extract, ty, &[ins, lj])
+            }
+            Expr::Byte(bytes, a) => {
+                let (u8t, u64t) = (self.types[U8], self.types[U64]);
+                let i = self.expr(a, U64);
+                let n = self.world.lit(u64t, bytes.len() as u64);
+                let at = (self.world).build(crate::Node::Arith(ArithOp::Rem), u64t, &[i, n]);
+                let s = self.world.bytes(bytes);
+                let b = self.world.build(crate::Node::Extract, u8t, &[s, at]);
+                if t == U8 {
+                    b
+                } else {
+                    self.world.build(crate::Node::Conv, ty, &[b])
+                }
             }
         }
     }

@@ -108,6 +108,20 @@ pub fn infer(w: &World, node: Node, ops: &[Def], hint: Option<Type>) -> Result<T
             arity(node, ops, 0)?;
             need_hint()?
         }
+        Node::Bytes(n) => {
+            arity(node, ops, 0)?;
+            let len = w
+                .blob(n)
+                .ok_or_else(|| format!("no blob number {n}"))?
+                .len() as u64;
+            let ty = need_hint()?;
+            let ok = matches!(*tys.kind(ty), TypeKind::Array { elem, len: Some(l) }
+                if l == len && matches!(*tys.kind(elem), TypeKind::Int { bits: 8, .. }));
+            if !ok {
+                return Err(format!("{} is not an array of {len} bytes", show(w, ty)));
+            }
+            ty
+        }
         Node::Launch => {
             arity(node, ops, 0)?;
             need_hint()?

@@ -72,7 +72,7 @@ pub fn verify(w: &World) -> Result<(), Vec<VerifyError>> {
             && !w.node(d).is_nominal()
             && !matches!(
                 w.node(d),
-                Node::Param(_) | Node::Lit(_) | Node::Bottom | Node::Launch
+                Node::Param(_) | Node::Lit(_) | Node::Bytes(_) | Node::Bottom | Node::Launch
             )
             && w.ops(d).iter().all(|&o| w.contains(o));
         let context = statement.then(|| crate::text::statement_text(w, &layout, d));

@@ -63,7 +63,16 @@ pub struct World {
     expansion_sites: Vec<(Span, Option<Expansion>)>,
     /// For continuations that took over another's jump: that jump's place and expansion.
     jump_places: FxHashMap<Def, (Span, Option<Expansion>)>,
+    blobs: Blobs,
     no_normalize: bool,
+}
+
+/// The byte strings of [`Node::Bytes`] defs, each once; shared by the worlds that
+/// [`World::with_types_of`] makes, so that a def copied into one keeps its number.
+#[derive(Clone, Debug, Default)]
+struct Blobs {
+    list: Vec<std::sync::Arc<[u8]>>,
+    index: FxHashMap<std::sync::Arc<[u8]>, u32>,
 }
 
 /// A specialization of a call by partial evaluation, in a chain of them: see
@@ -312,6 +321,7 @@ impl World {
             types: other.types.clone(),
             no_normalize: other.no_normalize,
             expansion_sites: other.expansion_sites.clone(),
+            blobs: other.blobs.clone(),
             ..World::default()
         }
     }
@@ -564,6 +574,36 @@ impl World {
             .prim_bits(ty)
             .expect("literal of a non-primitive type");
         self.intern(Node::Lit(crate::semantics::mask(width, bits)), ty, &[])
+    }
+
+    /// The constant array `[u8 * n]` of `bytes` (a [`Node::Bytes`]).
+    pub fn bytes(&mut self, bytes: &[u8]) -> Def {
+        let n = match self.blobs.index.get(bytes) {
+            Some(&n) => n,
+            None => {
+                let n = u32::try_from(self.blobs.list.len()).expect("fewer than 2^32 blobs");
+                let blob: std::sync::Arc<[u8]> = bytes.into();
+                self.blobs.list.push(blob.clone());
+                self.blobs.index.insert(blob, n);
+                n
+            }
+        };
+        let u8t = self.ty_int(8, false);
+        let ty = self.ty_array(u8t, Some(bytes.len() as u64));
+        self.intern(Node::Bytes(n), ty, &[])
+    }
+
+    /// The bytes of `d` if it is a [`Node::Bytes`].
+    pub fn bytes_of(&self, d: Def) -> Option<&[u8]> {
+        match self.node(d) {
+            Node::Bytes(n) => self.blob(n),
+            _ => None,
+        }
+    }
+
+    /// Blob number `n` of this world (see [`Node::Bytes`]), if there is one.
+    pub fn blob(&self, n: u32) -> Option<&[u8]> {
+        self.blobs.list.get(n as usize).map(|b| &b[..])
     }
 
     /// `true` or `false`.

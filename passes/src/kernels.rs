@@ -352,12 +352,10 @@ fn allocation_ids(w: &World, l: &Launch, allocated: &Allocations) -> Vec<Option<
 /// A constant NUL-terminated string, as a `ptr([u8])`.
 pub(crate) fn string_global(w: &mut World, text: &str, name: &str) -> Def {
     let u8t = w.ty_int(8, false);
-    // A kernel module's text is up to a megabyte: each byte value's literal is made once.
-    let mut lits: [Option<Def>; 256] = [None; 256];
-    let elems: Vec<Def> = (text.bytes().chain([0]))
-        .map(|b| *lits[b as usize].get_or_insert_with(|| w.lit(u8t, u64::from(b))))
-        .collect();
-    let arr = w.array(u8t, &elems);
+    let mut bytes = Vec::with_capacity(text.len() + 1);
+    bytes.extend_from_slice(text.as_bytes());
+    bytes.push(0);
+    let arr = w.bytes(&bytes);
     let g = w.global(arr, false, name);
     let bytes = w.ty_array(u8t, None);
     let p = w.ty_ptr(bytes, AddrSpace::Generic);

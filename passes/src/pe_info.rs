@@ -70,6 +70,10 @@ fn string(w: &World, mut d: Def) -> Option<String> {
         return None;
     }
     let init = *w.ops(d).first()?;
+    if let Some(b) = w.bytes_of(init) {
+        let end = b.iter().position(|&c| c == 0).unwrap_or(b.len());
+        return Some(String::from_utf8_lossy(&b[..end]).into_owned());
+    }
     let mut bytes = Vec::new();
     for &b in w.ops(init) {
         match w.node(b) {
@@ -98,6 +102,10 @@ fn shown(w: &World, d: Def, depth: u32) -> Option<String> {
             TypeKind::Float { bits: 64 } => f64::from_bits(v).to_string(),
             _ => return None,
         }),
+        Node::Bytes(_) => {
+            let parts: Vec<String> = (w.bytes_of(d)?.iter()).map(u8::to_string).collect();
+            Some(format!("({})", parts.join(", ")))
+        }
         Node::Tuple | Node::Struct | Node::Array => {
             let parts: Option<Vec<String>> =
                 w.ops(d).iter().map(|&o| shown(w, o, depth + 1)).collect();

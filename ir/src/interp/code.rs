@@ -279,7 +279,7 @@ impl Compiler<'_> {
         let n = self.w.node(d);
         !matches!(
             n,
-            Node::Lit(_) | Node::Bottom | Node::Launch | Node::Param(_)
+            Node::Lit(_) | Node::Bytes(_) | Node::Bottom | Node::Launch | Node::Param(_)
         ) && !n.is_nominal()
     }
 
@@ -383,6 +383,13 @@ impl Compiler<'_> {
                     lits.push(super::Value::Undef);
                     continue;
                 }
+                Node::Bytes(_) => {
+                    let bytes = w.bytes_of(d).unwrap_or_default();
+                    let elems = bytes.iter().map(|&b| super::Value::Bits(u64::from(b)));
+                    index.insert(d, Src::Lit(lits.len() as u32));
+                    lits.push(super::Value::Agg(std::rc::Rc::new(elems.collect())));
+                    continue;
+                }
                 _ => {}
             }
             let ops: Box<[Src]> = if w.node(d).is_nominal() {
@@ -446,7 +453,7 @@ impl Compiler<'_> {
         let prim = |t: Type| Prim::of(w.kind(t));
         let ops = w.ops(d);
         match w.node(d) {
-            Node::Lit(_) | Node::Bottom | Node::Param(_) => Op::Undef,
+            Node::Lit(_) | Node::Bytes(_) | Node::Bottom | Node::Param(_) => Op::Undef,
             Node::Launch => Op::Launch(d),
             Node::Cont => Op::Closure {
                 cont: d,

@@ -343,7 +343,9 @@ pub fn run(
 fn named(w: &World, (d, message): Fail) -> InterpError {
     let layout = Layout::compute(w);
     let at = match w.node(d) {
-        Node::Lit(_) | Node::Bottom | Node::Launch => crate::text::print_def(w, &layout, d),
+        Node::Lit(_) | Node::Bytes(_) | Node::Bottom | Node::Launch => {
+            crate::text::print_def(w, &layout, d)
+        }
         _ => layout.name(d).unwrap_or("?").to_string(),
     };
     let loc = w.loc(d).or_else(|| w.ops(d).iter().find_map(|&o| w.loc(o)));

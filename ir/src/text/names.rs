@@ -17,7 +17,10 @@ pub struct Layout {
 
 /// Whether `d` is written inline (literals and bottom) rather than by name.
 pub(crate) fn is_inline(w: &World, d: Def) -> bool {
-    matches!(w.node(d), Node::Lit(_) | Node::Bottom | Node::Launch)
+    matches!(
+        w.node(d),
+        Node::Lit(_) | Node::Bytes(_) | Node::Bottom | Node::Launch
+    )
 }
 
 /// Whether `d` is a leaf of statement placement (has no statement of its own).

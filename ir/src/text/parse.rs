@@ -147,6 +147,7 @@ enum OpAst {
     Global(String, usize),
     Bool(bool),
     Lit(String, TyAst, usize),
+    Bytes(Vec<u8>),
     Bot(TyAst),
     Launch(TyAst, usize),
 }
@@ -440,7 +441,13 @@ impl Parser {
                 self.expect(':')?;
                 Ok(OpAst::Lit(n, self.ty()?, at))
             }
-            _ => self.error("an operand (`%name`, `@name`, a literal, `bot:T` or `launch:T`)"),
+            Tok::Bytes(b) => {
+                self.next();
+                Ok(OpAst::Bytes(b))
+            }
+            _ => self.error(
+                "an operand (`%name`, `@name`, a literal, `b\"bytes\"`, `bot:T` or `launch:T`)",
+            ),
         }
     }
 
@@ -801,6 +808,7 @@ impl<'w, 'a> Builder<'w, 'a> {
                 let bits = literal_bits(self.w, ty, text).map_err(|m| (*at, m))?;
                 Ok(self.w.lit(ty, bits))
             }
+            OpAst::Bytes(b) => Ok(self.w.bytes(b)),
         }
     }
 
@@ -927,6 +935,40 @@ pub(crate) fn literal_bits(w: &World, ty: Type, text: &str) -> Result<u64, Strin
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every byte value prints as a byte string that reads back as the same bytes, and a
+    /// second print is the same text.
+    #[test]
+    fn byte_strings_read_back_as_printed() {
+        let all: Vec<u8> = (0..=255).collect();
+        let mut w = World::new();
+        let b = w.bytes(&all);
+        let g = w.global(b, false, "all");
+        let _ = g;
+        let text = crate::text::print(&w);
+        let read = parse(&text).unwrap_or_else(|e| panic!("{e:?}\n{text}"));
+        let g2 = read.nominals().find(|&n| read.name(n) == Some("all"));
+        let init = g2.map(|g| read.ops(g)[0]).expect("the global reads back");
+        assert_eq!(read.bytes_of(init), Some(&all[..]));
+        assert_eq!(read.type_of(init), read.type_of(b), "{text}");
+        assert_eq!(crate::text::print(&read), text);
+    }
+
+    #[test]
+    fn a_bad_byte_string_is_an_error_at_its_place() {
+        let cases = [
+            ("global @g = b\"ab", 1, 13, "without its closing"),
+            ("global @g = b\"a\\qb\"", 1, 16, "unknown escape"),
+            ("global @g = b\"\\x4\"", 1, 15, "two hex digits"),
+            ("global @g = b\"\\x+1\"", 1, 15, "two hex digits"),
+            ("global @g = b\"a\tb\"", 1, 16, "control character 0x09"),
+        ];
+        for (src, line, column, message) in cases {
+            let e = parse(src).expect_err(src);
+            assert_eq!((e.line, e.column), (line, column), "{src}: {e:?}");
+            assert!(e.message.contains(message), "{src}: {e:?}");
+        }
+    }
 
     #[test]
     fn places_give_the_defining_line_of_every_item() {

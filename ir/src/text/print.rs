@@ -108,11 +108,33 @@ fn operand(w: &World, layout: &Layout, d: Def) -> String {
     }
 }
 
+/// `bytes` as a byte string of the text form: printable ASCII as itself (but `"` and `\`),
+/// the rest escaped.
+fn byte_string(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len() + 3);
+    out.push_str("b\"");
+    for &b in bytes {
+        match b {
+            b'"' => out.push_str("\\\""),
+            b'\\' => out.push_str("\\\\"),
+            b'\n' => out.push_str("\\n"),
+            b'\t' => out.push_str("\\t"),
+            0x20..=0x7e => out.push(b as char),
+            _ => {
+                let _ = write!(out, "\\x{b:02x}");
+            }
+        }
+    }
+    out.push('"');
+    out
+}
+
 fn literal(w: &World, d: Def) -> String {
     let t = w.type_of(d);
     let ty = w.types().display(t);
     let v = match w.node(d) {
         Node::Lit(v) => v,
+        Node::Bytes(_) => return byte_string(w.bytes_of(d).unwrap_or_default()),
         Node::Launch => return format!("launch:{ty}"),
         _ => return format!("bot:{ty}"),
     };

@@ -308,6 +308,12 @@ impl Eval<'_> {
                     x
                 })
             }
+            Expr::Byte(bytes, a) => {
+                let V::U64(i) = self.eval(a, 10)? else {
+                    unreachable!("type number 10 is u64")
+                };
+                Ok(V::U8(bytes[(i % bytes.len() as u64) as usize]).convert(t))
+            }
         }
     }
 }
