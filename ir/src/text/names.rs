@@ -15,6 +15,16 @@ pub struct Layout {
     pub blocks: IndexMap<Def, Vec<Def>, FxBuildHasher>,
 }
 
+/// The nominals in the order the text form lists them: the globals, then the
+/// continuations, each in creation order. Reading the text makes every continuation before
+/// any global (an initializer may name a continuation), so listing them in creation order
+/// alone would not read back the same where a global was made between continuations.
+fn print_order(w: &World) -> Vec<Def> {
+    let (globals, conts): (Vec<Def>, Vec<Def>) =
+        (w.nominals()).partition(|&n| matches!(w.node(n), Node::Global { .. }));
+    globals.into_iter().chain(conts).collect()
+}
+
 /// Whether `d` is written inline (literals and bottom) rather than by name.
 pub(crate) fn is_inline(w: &World, d: Def) -> bool {
     matches!(
@@ -88,7 +98,8 @@ impl Layout {
             counter: 0,
             next: Default::default(),
         };
-        for n in w.nominals() {
+        let order = print_order(w);
+        for &n in &order {
             names.insert(n, format!("@{}", globals.fresh(w.name(n))));
         }
         let mut locals = Namer {
@@ -99,7 +110,7 @@ impl Layout {
         let mut blocks = IndexMap::default();
         let mut placed: DefMap<()> = DefMap::new();
         let mut params = DefMap::new();
-        for n in w.nominals() {
+        for &n in &order {
             if w.node(n) == Node::Cont {
                 let mut ps = Vec::new();
                 for i in 0..w.num_params(n) {

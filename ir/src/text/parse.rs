@@ -954,6 +954,29 @@ mod tests {
         assert_eq!(crate::text::print(&read), text);
     }
 
+    /// A global made between two continuations (as the front end makes a string's) reads
+    /// back to the same text.
+    #[test]
+    fn a_global_between_continuations_reads_back_the_same() {
+        let mut w = World::new();
+        let mem = w.ty_mem();
+        let u8t = w.ty_int(8, false);
+        let bytes = w.ty_array(u8t, None);
+        let p = w.ty_ptr(bytes, crate::AddrSpace::Generic);
+        let first = w.cont(&[mem], "first");
+        w.make_external(first);
+        let text = w.bytes(b"hi\0");
+        let g = w.global(text, false, "s");
+        let second = w.cont(&[mem, p], "second");
+        w.make_external(second);
+        let s = w.bitcast(p, g);
+        let m = w.param(first, 0);
+        w.set_body(first, second, &[m, s]);
+        let printed = crate::text::print(&w);
+        let read = parse(&printed).unwrap_or_else(|e| panic!("{e:?}\n{printed}"));
+        assert_eq!(crate::text::print(&read), printed);
+    }
+
     #[test]
     fn a_bad_byte_string_is_an_error_at_its_place() {
         let cases = [
