@@ -89,6 +89,15 @@ pub(crate) fn normalize(w: &mut World, node: Node, ty: Type, ops: &[Def]) -> Opt
         Node::Insert => {
             let (agg, index, value) = (ops[0], ops[1], ops[2]);
             let i = w.lit_bits(index)? as usize;
+            if let (Some(bytes), Some(v)) = (w.bytes_of(agg), w.lit_bits(value)) {
+                // A byte string with one byte replaced by a literal is a byte string.
+                if i >= bytes.len() {
+                    return None;
+                }
+                let mut bytes = bytes.to_vec();
+                bytes[i] = v as u8;
+                return Some(w.bytes(&bytes));
+            }
             let built = matches!(w.node(agg), Node::Tuple | Node::Struct | Node::Array);
             if !built || i >= w.ops(agg).len() {
                 return None;
@@ -265,6 +274,26 @@ mod tests {
             "u8",
             "%i: i64 = conv(%x)\n%a: u8 = extract(b\"ab\", %i)\njump %r(%m, %a)",
             "%i: i64 = conv(%x); %a: u8 = extract(b\"ab\", %i); %a",
+        );
+    }
+
+    #[test]
+    fn a_byte_string_with_a_literal_byte_replaced_is_a_byte_string() {
+        check(
+            "[u8 * 3]",
+            "%a: [u8 * 3] = insert(b\"abc\", 1:i64, 66:u8)\njump %r(%m, %a)",
+            "b\"aBc\"",
+        );
+        // A byte not known, or past the end: kept.
+        check(
+            "[u8 * 2]",
+            "%v: u8 = conv(%x)\n%a: [u8 * 2] = insert(b\"ab\", 0:i64, %v)\njump %r(%m, %a)",
+            "%v: u8 = conv(%x); %a: [u8 * 2] = insert(b\"ab\", 0:i64, %v); %a",
+        );
+        check(
+            "[u8 * 2]",
+            "%a: [u8 * 2] = insert(b\"ab\", 2:i64, 66:u8)\njump %r(%m, %a)",
+            "%a: [u8 * 2] = insert(b\"ab\", 2:i64, 66:u8); %a",
         );
     }
 

@@ -91,6 +91,12 @@ pub fn fold_constant_loads(w: &mut World) -> bool {
         let mut value = w.ops(p)[0];
         let mut ok = true;
         for &i in path.iter().rev() {
+            let byte = (w.bytes_of(value)).and_then(|b| b.get(usize::try_from(i).ok()?).copied());
+            if let Some(b) = byte {
+                let u8t = w.ty_int(8, false);
+                value = w.lit(u8t, u64::from(b));
+                continue;
+            }
             let built = matches!(w.node(value), Node::Tuple | Node::Struct | Node::Array);
             match w.ops(value).get(i as usize) {
                 Some(&v) if built => value = v,
