@@ -376,35 +376,39 @@ fn byte_strings_agree_with_the_interpreter_and_their_bytes() {
         .find(|&g| w.name(g) == Some("text"))
         .expect("@text");
     assert_eq!(w.bytes_of(w.ops(text_global)[0]), Some(BYTES));
-    for (a, b) in [(0, 7), (2, 5), (4, 5), (6, 7)] {
-        let sum: i32 = BYTES[a as usize..b as usize]
-            .iter()
+    // The bytes `a..b` summed, times 1000, plus byte `a`; and 0.5 plus byte 4.
+    let ranges = [(0, 7), (2, 5), (4, 5), (6, 7)];
+    let want = |(a, b): (i32, i32)| {
+        let sum: i32 = (BYTES[a as usize..b as usize].iter())
             .map(|&x| i32::from(x))
             .sum();
-        let want = (sum * 1000 + i32::from(BYTES[a as usize]), 0.5 + 255.0);
-        let (got_i, got_f) = Recipe::run(&w, main, a, b, 0.5).expect("the interpreter runs it");
+        (sum * 1000 + i32::from(BYTES[a as usize]), 0.5 + 255.0)
+    };
+    for r in ranges {
+        let (got_i, got_f) = Recipe::run(&w, main, r.0, r.1, 0.5).expect("the interpreter runs it");
         assert_eq!(
             (got_i, f64::from_bits(got_f)),
-            want,
-            "interpreter, bytes {a}..{b}"
+            want(r),
+            "interpreter, bytes {r:?}"
         );
-        for level in 0..=3 {
-            let first_order = native(&w, level, false).expect("the passes run");
-            for backend in BACKENDS {
-                let got = with_jit(backend, &first_order, "main", level, false, |addr| {
-                    // SAFETY: `main(mem, i32, i32, f64, cn(mem, i32, f64))` compiles to this
-                    // C type.
+    }
+    for level in 0..=3 {
+        let first_order = native(&w, level, false).expect("the passes run");
+        for backend in BACKENDS {
+            let got: Vec<(i32, f64)> =
+                with_jit(backend, &first_order, "main", level, false, |addr| {
+                    // SAFETY: `main(mem, i32, i32, f64, cn(mem, i32, f64))` compiles to this C
+                    // type.
                     let f: extern "C" fn(i32, i32, f64) -> MainResult =
                         unsafe { std::mem::transmute(addr) };
-                    f(a, b, 0.5)
+                    ranges
+                        .map(|(a, b)| f(a, b, 0.5))
+                        .map(|r| (r.i, r.f))
+                        .to_vec()
                 })
                 .expect("the program compiles");
-                assert_eq!(
-                    (got.i, got.f),
-                    want,
-                    "{backend:?} at -O{level}, bytes {a}..{b}"
-                );
-            }
+            let expected: Vec<(i32, f64)> = ranges.map(want).to_vec();
+            assert_eq!(got, expected, "{backend:?} at -O{level}");
         }
     }
 }

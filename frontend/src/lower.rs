@@ -980,20 +980,7 @@ impl<'p> Lowerer<'p> {
                     return self.unit();
                 };
                 let et = self.ir_ty(elem);
-                // Bytes known here (a string copied into a mutable variable) are a byte
-                // string, as the string itself is.
-                let u8t = self.w.ty_int(8, false);
-                let bytes: Option<Vec<u8>> = (et == u8t)
-                    .then(|| {
-                        vs.iter()
-                            .map(|&v| self.w.lit_bits(v).map(|b| b as u8))
-                            .collect()
-                    })
-                    .flatten();
-                match bytes {
-                    Some(b) if !b.is_empty() => self.w.bytes(&b),
-                    _ => self.w.array(et, &vs),
-                }
+                self.w.array(et, &vs)
             }
             K::Repeat(x, n) => {
                 let v = self.emit(x);

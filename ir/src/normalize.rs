@@ -21,6 +21,8 @@
 //! - `extract` of a tuple, struct or array built in place, or of an `insert` at a literal
 //!   index, takes the component; `extract` of bottom is bottom; `insert` into a built
 //!   aggregate at a literal index rebuilds it;
+//! - an array of `u8` literals is a byte string (`bytes`); `extract` of a byte string at a
+//!   literal index is that byte, and `insert` of a literal byte into one is a byte string;
 //! - `known(x)` is `true` when `x` depends on no parameter;
 //! - `store(m, p, bot)` is `m`: storing an undefined value leaves memory undefined enough
 //!   (an uninitialized `let mut a: [T * N];` stores nothing, however large `N`).
@@ -86,6 +88,7 @@ pub(crate) fn normalize(w: &mut World, node: Node, ty: Type, ops: &[Def]) -> Opt
             None
         }
         Node::Extract => extract(w, ty, ops[0], ops[1]),
+        Node::Array => byte_string(w, ty, ops),
         Node::Insert => {
             let (agg, index, value) = (ops[0], ops[1], ops[2]);
             let i = w.lit_bits(index)? as usize;
@@ -110,6 +113,28 @@ pub(crate) fn normalize(w: &mut World, node: Node, ty: Type, ops: &[Def]) -> Opt
         Node::Store => (w.node(ops[2]) == Node::Bottom).then_some(ops[0]),
         _ => None,
     }
+}
+
+/// An array of `u8` literals as the byte string it is (one representation of the value, and
+/// one node instead of one operand per byte).
+fn byte_string(w: &mut World, ty: Type, ops: &[Def]) -> Option<Def> {
+    let TypeKind::Array { elem, .. } = *w.kind(ty) else {
+        return None;
+    };
+    let is_u8 = matches!(
+        w.kind(elem),
+        TypeKind::Int {
+            bits: 8,
+            signed: false
+        }
+    );
+    if !is_u8 || ops.is_empty() {
+        return None;
+    }
+    let bytes: Vec<u8> = (ops.iter())
+        .map(|&o| w.lit_bits(o).map(|b| b as u8))
+        .collect::<Option<_>>()?;
+    Some(w.bytes(&bytes))
 }
 
 fn prim(w: &World, t: Type) -> Option<Prim> {
@@ -274,6 +299,26 @@ mod tests {
             "u8",
             "%i: i64 = conv(%x)\n%a: u8 = extract(b\"ab\", %i)\njump %r(%m, %a)",
             "%i: i64 = conv(%x); %a: u8 = extract(b\"ab\", %i); %a",
+        );
+    }
+
+    #[test]
+    fn an_array_of_byte_literals_is_a_byte_string() {
+        check(
+            "[u8 * 2]",
+            "%a: [u8 * 2] = array(104:u8, 105:u8)\njump %r(%m, %a)",
+            "b\"hi\"",
+        );
+        // Not all known, or not `u8`: an array.
+        check(
+            "[u8 * 2]",
+            "%v: u8 = conv(%x)\n%a: [u8 * 2] = array(104:u8, %v)\njump %r(%m, %a)",
+            "%v: u8 = conv(%x); %a: [u8 * 2] = array(104:u8, %v); %a",
+        );
+        check(
+            "[i8 * 1]",
+            "%a: [i8 * 1] = array(1:i8)\njump %r(%m, %a)",
+            "%a: [i8 * 1] = array(1:i8); %a",
         );
     }
 

@@ -296,34 +296,6 @@ fn mentions_mem(w: &World, t: Type) -> bool {
     }
 }
 
-/// The operands last seen in each of a few slots (by def number), with what they became,
-/// for operand lists long enough to repeat operands many times; short lists get no table.
-struct Recent(Vec<Option<(Def, Def)>>);
-
-impl Recent {
-    fn new(len: usize) -> Recent {
-        Recent(match len > 64 {
-            true => vec![None; 256],
-            false => Vec::new(),
-        })
-    }
-
-    fn slot(&self, d: Def) -> Option<usize> {
-        (!self.0.is_empty()).then(|| d.index() % self.0.len())
-    }
-
-    fn get(&self, d: Def) -> Option<Def> {
-        let (from, to) = self.0[self.slot(d)?]?;
-        (from == d).then_some(to)
-    }
-
-    fn put(&mut self, d: Def, to: Def) {
-        if let Some(i) = self.slot(d) {
-            self.0[i] = Some((d, to));
-        }
-    }
-}
-
 struct Converter<'a> {
     old: &'a World,
     new: World,
@@ -779,30 +751,19 @@ impl Converter<'_> {
                 self.remember(x, ctx, local, v);
                 continue;
             }
-            // A long operand list (a kernel module's text is an array of a megabyte of byte
-            // literals) repeats few operands: a small table of the last ones seen saves
-            // looking each up again (here, of those pushed; below, of their new values).
-            let mut recent = Recent::new(old.ops(x).len());
             if !expanded {
                 stack.last_mut().expect("just read").1 = true;
                 for &o in old.ops(x) {
-                    if recent.get(o).is_none() && self.lookup(o, ctx, local).is_none() {
-                        recent.put(o, o);
+                    if self.lookup(o, ctx, local).is_none() {
                         stack.push((o, false));
                     }
                 }
                 continue;
             }
             stack.pop();
-            let mut ops = Vec::with_capacity(old.ops(x).len());
-            for &o in old.ops(x) {
-                let v = match recent.get(o) {
-                    Some(v) => v,
-                    None => self.lookup(o, ctx, local).expect("operands first"),
-                };
-                recent.put(o, v);
-                ops.push(v);
-            }
+            let ops: Vec<Def> = (old.ops(x).iter())
+                .map(|&o| self.lookup(o, ctx, local).expect("operands first"))
+                .collect();
             let ty = self.ty(old.type_of(x))?;
             let v = self.new.build(old.node(x), ty, &ops);
             // The place of an index or a division, which run-time errors name.

@@ -357,8 +357,8 @@ pub(crate) fn string_global(w: &mut World, text: &str, name: &str) -> Def {
     bytes.push(0);
     let arr = w.bytes(&bytes);
     let g = w.global(arr, false, name);
-    let bytes = w.ty_array(u8t, None);
-    let p = w.ty_ptr(bytes, AddrSpace::Generic);
+    let unsized_bytes = w.ty_array(u8t, None);
+    let p = w.ty_ptr(unsized_bytes, AddrSpace::Generic);
     w.bitcast(p, g)
 }
 

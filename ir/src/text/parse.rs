@@ -943,8 +943,7 @@ mod tests {
         let all: Vec<u8> = (0..=255).collect();
         let mut w = World::new();
         let b = w.bytes(&all);
-        let g = w.global(b, false, "all");
-        let _ = g;
+        let _ = w.global(b, false, "all");
         let text = crate::text::print(&w);
         let read = parse(&text).unwrap_or_else(|e| panic!("{e:?}\n{text}"));
         let g2 = read.nominals().find(|&n| read.name(n) == Some("all"));
