@@ -695,11 +695,11 @@ fn closed_from(w: &World, conts: &DefSet, direct: &[(Vec<Def>, Vec<Def>)]) -> Fx
 
 /// Clones the scope of `entry` (given: see [`ScopeIndex::reached_scope`]) as a new
 /// continuation taking the parameters of `entry` for which `args[i]` is `None`; the others
-/// are replaced by `args[i]`. Returns the clone. Only the continuations of the scope that the rewritten
-/// code reaches are copied (a branch whose condition folds reaches one target). Jumps back
-/// to `entry` from inside its scope still go to `entry`: a recursive jump passes its own
-/// arguments and is specialized (or not) on its own. `cache` may be shared by every
-/// specialization of a pass: what a structural def reaches never changes.
+/// are replaced by `args[i]`. Returns the clone. Only the continuations of the scope that
+/// the rewritten code reaches are copied (a branch whose condition folds reaches one
+/// target). Jumps back to `entry` from inside its scope still go to `entry`: a recursive
+/// jump passes its own arguments and is specialized (or not) on its own. `cache` may be
+/// shared by every specialization of a pass: what a structural def reaches never changes.
 pub fn specialize_in(
     w: &mut World,
     entry: Def,
