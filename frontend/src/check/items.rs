@@ -474,6 +474,7 @@ impl<'a> Checker<'a> {
     ) -> (Vec<(Box<str>, Ty)>, Vec<Option<hir::Expr>>) {
         let mut fs: Vec<(Box<str>, Ty)> = Vec::new();
         let mut defaults = Vec::new();
+        let mut named = rustc_hash::FxHashSet::default();
         for (i, f) in fields.iter().enumerate() {
             let ty = self.resolve_type(&f.ty);
             let name: Box<str> = match &f.name {
@@ -481,7 +482,7 @@ impl<'a> Checker<'a> {
                 None => i.to_string().into(),
             };
             if let Some(n) = &f.name {
-                if fs.iter().any(|(m, _)| m == &name) {
+                if !named.insert(&n.name) {
                     self.err(
                         n.span,
                         format!("field `{}` is declared more than once", n.name),
