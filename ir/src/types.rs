@@ -201,6 +201,27 @@ impl TypeTable {
         (0..self.structs.len() as u32).map(|id| self.interned[&TypeKind::Struct(id)])
     }
 
+    /// The type of component `i` of the tuple, struct or definite array type `t`, without
+    /// copying the others (see [`Self::components`]).
+    pub fn component(&self, t: Type, i: usize) -> Option<Type> {
+        match self.kind(t) {
+            TypeKind::Tuple(ts) => ts.get(i).copied(),
+            TypeKind::Struct(_) => self.struct_decl(t)?.fields.get(i).map(|f| f.1),
+            TypeKind::Array { elem, len: Some(n) } => (i < *n as usize).then_some(*elem),
+            _ => None,
+        }
+    }
+
+    /// The number of components of the tuple, struct or definite array type `t`.
+    pub fn arity(&self, t: Type) -> Option<usize> {
+        match self.kind(t) {
+            TypeKind::Tuple(ts) => Some(ts.len()),
+            TypeKind::Struct(_) => Some(self.struct_decl(t)?.fields.len()),
+            TypeKind::Array { len: Some(n), .. } => Some(*n as usize),
+            _ => None,
+        }
+    }
+
     /// The types of the components of an aggregate type (tuple or struct fields, or the
     /// element type repeated for a definite array of at most `max_array` elements).
     pub fn components(&self, t: Type) -> Option<Vec<Type>> {

@@ -27,16 +27,18 @@ fn component(w: &World, agg: Type, index: Def) -> Result<Type, String> {
     match w.kind(agg) {
         TypeKind::Array { elem, len: Some(_) } => Ok(*elem),
         TypeKind::Tuple(_) | TypeKind::Struct(_) => {
-            let comps = w.types().components(agg).unwrap_or_default();
             let i = lit_index(w, index)
                 .ok_or("index into a tuple or struct must be an integer literal")?;
-            comps.get(i as usize).copied().ok_or_else(|| {
-                format!(
-                    "index {i} out of range for {} (has {})",
-                    show(w, agg),
-                    comps.len()
-                )
-            })
+            let tys = w.types();
+            (usize::try_from(i).ok())
+                .and_then(|i| tys.component(agg, i))
+                .ok_or_else(|| {
+                    format!(
+                        "index {i} out of range for {} (has {})",
+                        show(w, agg),
+                        tys.arity(agg).unwrap_or(0)
+                    )
+                })
         }
         _ => Err(format!(
             "{} is not a tuple, struct or definite array",

@@ -509,14 +509,17 @@ impl World {
             Node::Lea => {
                 let Some(&p) = ops.first() else { return };
                 if let TypeKind::Ptr { pointee, space } = *self.kind(self.type_of(p)) {
-                    let elems = match *self.kind(pointee) {
-                        TypeKind::Array { elem, .. } => vec![elem],
-                        TypeKind::Tuple(_) | TypeKind::Struct(_) => {
-                            self.types.components(pointee).unwrap_or_default()
-                        }
-                        _ => vec![],
+                    let elem = match *self.kind(pointee) {
+                        TypeKind::Array { elem, .. } => Some(elem),
+                        // Only a literal index into a tuple or struct is well-typed.
+                        TypeKind::Tuple(_) | TypeKind::Struct(_) => (ops.get(1))
+                            .filter(|&&i| self.types.is_int(self.type_of(i)))
+                            .and_then(|&i| self.lit_bits(i))
+                            .and_then(|i| usize::try_from(i).ok())
+                            .and_then(|i| self.types.component(pointee, i)),
+                        _ => None,
                     };
-                    for e in elems {
+                    if let Some(e) = elem {
                         self.ty_ptr(e, space);
                     }
                 }
@@ -893,5 +896,48 @@ mod tests {
             "the second body reuses the first one's storage"
         );
         assert_eq!(w.body(k).map(|(c, a)| (c, a.to_vec())), Some((k, rev)));
+    }
+
+    /// A component of a tuple or struct, by value and by address, has that component's
+    /// type; an index past the end is an error that gives the number of components.
+    #[test]
+    fn components_are_typed_by_their_index() {
+        let mut w = World::new();
+        let (i8t, i32t, f64t) = (w.ty_int(8, true), w.ty_int(32, true), w.ty_float(64));
+        let s = w.struct_type("S");
+        let fields = [("a", i8t), ("b", f64t), ("c", i32t)];
+        w.set_struct_fields(s, fields.iter().map(|&(n, t)| (n.into(), t)).collect());
+        let k = w.cont(&[s, i32t, f64t], "k");
+        let ps = w.params(k);
+        let t = w.tuple(&ps[1..]);
+        for (i, &(_, ft)) in fields.iter().enumerate() {
+            let x = w.extract_at(ps[0], i as u32);
+            assert_eq!(w.type_of(x), ft);
+        }
+        let x = w.extract_at(t, 1);
+        assert_eq!(w.type_of(x), f64t);
+        let two = w.lit_i64(2);
+        let e = w.try_build(Node::Extract, None, &[t, two]).unwrap_err();
+        assert!(
+            e.contains("index 2 out of range") && e.contains("(has 2)"),
+            "{e}"
+        );
+        let three = w.lit_i64(3);
+        let e = w
+            .try_build(Node::Extract, None, &[ps[0], three])
+            .unwrap_err();
+        assert!(
+            e.contains("index 3 out of range") && e.contains("(has 3)"),
+            "{e}"
+        );
+        let mt = w.ty_mem();
+        let j = w.cont(&[mt], "j");
+        let m = w.params(j)[0];
+        let slot = w.slot(m, s);
+        let p = w.extract_at(slot, 1);
+        let one = w.lit_i64(1);
+        let field = w.lea(p, one);
+        let want = w.ty_ptr(f64t, AddrSpace::Generic);
+        assert_eq!(w.type_of(field), want);
     }
 }
