@@ -74,3 +74,68 @@ fn places_name_file_line_and_column_in_characters() {
     let (s, span) = sources();
     assert!(s.is_library(Span::NONE.file) && !s.is_library(span.file));
 }
+
+/// A generated program on one long line: the line is shown around the place only, the
+/// place's column is still the original one, and every shown line is short.
+#[test]
+fn a_long_line_is_shown_around_its_places() {
+    let mut s = SourceMap::new();
+    let mut line = String::from("fn main() -> i32 { ");
+    for i in 0..2000 {
+        line.push_str(&format!("let x{i} = {i}; "));
+    }
+    let at = line.find("let x1000 ").unwrap() + 4;
+    line.push_str("0 }\nfn f() {}\n");
+    let f = s.add("long.art", &line);
+    let d = Diagnostic::warning(Span::new(f, at, at + 5), "unused variable `x1000`")
+        .with_label_message("never read");
+    let out = render(&s, &[d]);
+    let column = line[..at].chars().count() + 1;
+    assert!(out.contains(&format!("┌─ long.art:1:{column}\n")), "{out}");
+    assert!(out.lines().all(|l| l.len() < 200), "{out}");
+    let shown = out.lines().find(|l| l.starts_with("1 │")).unwrap();
+    assert!(shown.starts_with("1 │ …") && shown.ends_with('…'), "{out}");
+    assert!(
+        shown.contains("let x999 = 999; let x1000 = 1000; let x1001"),
+        "{out}"
+    );
+    // The carets stand under the place.
+    let carets = out.lines().find(|l| l.contains("^^^^^")).unwrap();
+    let col = |l: &str, p: usize| l[..p].chars().count();
+    assert_eq!(
+        col(carets, carets.find('^').unwrap()),
+        col(shown, shown.find("x1000").unwrap())
+    );
+}
+
+/// Places on two long lines, one of them with a character of several bytes near the cut,
+/// and a short line between them shown whole.
+#[test]
+fn long_lines_are_cut_on_character_boundaries() {
+    let mut s = SourceMap::new();
+    let long_a = "é".repeat(150) + "bad" + &"é".repeat(150);
+    let text = format!("{long_a}\nshort line\n{}\n", "ü".repeat(300));
+    let f = s.add("u.art", &text);
+    let a = long_a.find("bad").unwrap();
+    let b = text.rfind('ü').unwrap();
+    let d = Diagnostic::error(Span::new(f, a, a + 3), "here")
+        .with_secondary(Span::new(f, b, b + 2), "and there");
+    let out = render(&s, &[d]);
+    assert!(out.contains("┌─ u.art:1:151\n"), "{out}");
+    assert!(
+        out.contains("…éé") && out.contains("bad") && out.contains("and there"),
+        "{out}"
+    );
+    assert!(out.lines().all(|l| l.chars().count() < 120), "{out}");
+}
+
+/// Lines up to the limit are shown whole.
+#[test]
+fn a_line_below_the_limit_is_shown_whole() {
+    let mut s = SourceMap::new();
+    let line = "x".repeat(190) + " y";
+    let f = s.add("a.art", &line);
+    let d = Diagnostic::error(Span::new(f, 191, 192), "y");
+    let out = render(&s, &[d]);
+    assert!(out.contains(&line) && !out.contains('…'), "{out}");
+}
