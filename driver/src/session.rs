@@ -420,6 +420,14 @@ impl<'io> Session<'io> {
             self.say(format_args!("pe_info: {place}: {text}"));
         }
         let times = result.map_err(|d| self.fail(d))?;
+        if self.options.time {
+            let total: f64 = times.iter().map(|t| t.time.as_secs_f64()).sum();
+            self.say(format_args!(
+                "  passes: {:.3} ms ({} passes; `--time-passes` lists them)",
+                total * 1e3,
+                times.len()
+            ));
+        }
         if self.options.report == Some(Report::Closures) {
             self.report_closures(&w);
         }
