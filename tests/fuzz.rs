@@ -104,3 +104,50 @@ fn saved_failures_stay_fixed() {
     eprintln!("{} saved failures checked", files.len());
     assert!(failed.is_empty(), "{}", failed.join("\n"));
 }
+
+/// The oracle on a stand-in for `durin` (a shell script) whose native runs print `native`
+/// plus, when `VARY` is set, a number that changes from run to run: native output that
+/// disagrees with the interpreter is a mismatch only when two native runs agree with each
+/// other (blocks of CPU kernels run on several threads, so a racing or printing kernel has
+/// no one output).
+#[test]
+fn native_output_that_changes_between_runs_is_no_mismatch() {
+    use durin_fuzz::oracle::Class;
+    use std::os::unix::fs::PermissionsExt;
+    let dir = std::env::temp_dir().join(format!("durin-fuzz-oracle-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a scratch folder");
+    let run = |vary: bool| {
+        let script = dir.join(if vary { "varying" } else { "steady" });
+        let text = format!(
+            "#!/bin/sh\n\
+             case \"$1 $3\" in\n\
+             'check '*) exit 0 ;;\n\
+             'run interp') echo interpreter; exit 0 ;;\n\
+             *) n=$(cat count 2>/dev/null || echo 0); echo $((n + 1)) > count\n\
+                echo native{}; exit 0 ;;\n\
+             esac\n",
+            if vary { " $n" } else { "" }
+        );
+        std::fs::write(&script, text).expect("the script is written");
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755))
+            .expect("the script is executable");
+        let mut oracle = oracle();
+        oracle.durin = script;
+        let input = Input {
+            kind: Kind::Source,
+            text: b"fn main() -> i32 { 0 }\n".to_vec(),
+            origin: "a test".into(),
+        };
+        let mut runs = 0;
+        let verdict = oracle.check(&input, &dir.join("input.art"), &mut runs);
+        (verdict, runs)
+    };
+    let (steady, runs) = run(false);
+    let failure = steady.expect_err("steady native output unlike the interpreter's");
+    assert_eq!((failure.class, failure.step), (Class::Mismatch, "llvm"));
+    assert_eq!(runs, 4, "check, interpreter, and the native run twice");
+    let (varying, runs) = run(true);
+    assert!(varying.is_ok(), "{:?}", varying.err().map(|e| e.to_string()));
+    assert_eq!(runs, 4);
+    let _ = std::fs::remove_dir_all(&dir);
+}
