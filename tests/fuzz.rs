@@ -147,7 +147,11 @@ fn native_output_that_changes_between_runs_is_no_mismatch() {
     assert_eq!((failure.class, failure.step), (Class::Mismatch, "llvm"));
     assert_eq!(runs, 4, "check, interpreter, and the native run twice");
     let (varying, runs) = run(true);
-    assert!(varying.is_ok(), "{:?}", varying.err().map(|e| e.to_string()));
+    assert!(
+        varying.is_ok(),
+        "{:?}",
+        varying.err().map(|e| e.to_string())
+    );
     assert_eq!(runs, 4);
     let _ = std::fs::remove_dir_all(&dir);
 }
