@@ -187,28 +187,26 @@ impl<'s> ShownFile<'s> {
 
     /// Where byte `orig` of the original text is in the shown text.
     fn to_shown(&self, orig: usize) -> usize {
-        if self.kept.is_empty() {
-            return orig;
-        }
-        let i = self
-            .kept
-            .partition_point(|k| k.orig <= orig)
-            .saturating_sub(1);
-        let k = self.kept[i];
-        k.new + orig.saturating_sub(k.orig).min(k.len)
+        self.translate(orig, |k| (k.orig, k.new))
     }
 
     /// Where byte `new` of the shown text is in the original text.
     fn to_original(&self, new: usize) -> usize {
+        self.translate(new, |k| (k.new, k.orig))
+    }
+
+    /// Byte `at` of one text in the other, by the kept pieces' starts in the first and in
+    /// the second (`ends`).
+    fn translate(&self, at: usize, ends: impl Fn(&Kept) -> (usize, usize)) -> usize {
         if self.kept.is_empty() {
-            return new;
+            return at;
         }
-        let i = self
-            .kept
-            .partition_point(|k| k.new <= new)
+        let i = (self.kept)
+            .partition_point(|k| ends(k).0 <= at)
             .saturating_sub(1);
-        let k = self.kept[i];
-        k.orig + new.saturating_sub(k.new).min(k.len)
+        let k = &self.kept[i];
+        let (from, to) = ends(k);
+        to + at.saturating_sub(from).min(k.len)
     }
 }
 
