@@ -386,9 +386,21 @@ pub fn check(
     };
     if let Some(f) = main {
         let info = &c.fns[f as usize];
-        if !info.type_params.is_empty() {
-            let span = info.span;
+        let (span, polymorphic) = (info.span, !info.type_params.is_empty());
+        let entry_exported = matches!(info.linkage, Linkage::Export(_));
+        if polymorphic {
             c.err(span, "`main` cannot be polymorphic");
+        }
+        // The entry point is the symbol `main` whether it is exported or not: a function
+        // exported under that name elsewhere would be a second one.
+        let other = c.exported.get("main").copied();
+        if let (false, Some(other)) = (entry_exported, other) {
+            let d = c
+                .error(other, "a function named `main` is already the program's entry point")
+                .with_label_message("exported as `main` here")
+                .with_secondary(span, "the entry point")
+                .with_note("exported functions share one namespace with the entry point `main`: rename one, or export it with `#[export(name = \"...\")]`");
+            c.emit(d);
         }
     }
     Program {
