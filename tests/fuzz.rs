@@ -105,8 +105,8 @@ fn saved_failures_stay_fixed() {
     assert!(failed.is_empty(), "{}", failed.join("\n"));
 }
 
-/// The oracle on a stand-in for `durin` (a shell script) whose native runs print `native`
-/// plus, when `VARY` is set, a number that changes from run to run: native output that
+/// The oracle on a stand-in for `durin` (a shell script) whose native runs print `native`,
+/// steadily or followed by a number that changes from run to run: native output that
 /// disagrees with the interpreter is a mismatch only when two native runs agree with each
 /// other (blocks of CPU kernels run on several threads, so a racing or printing kernel has
 /// no one output).

@@ -291,6 +291,15 @@ impl Node {
         matches!(self, Node::Cont | Node::Global { .. })
     }
 
+    /// Whether defs of this node are constants without operands that the text form writes
+    /// in place: literals, byte strings, bottom and the launch intrinsic.
+    pub fn is_constant_leaf(self) -> bool {
+        matches!(
+            self,
+            Node::Lit(_) | Node::Bytes(_) | Node::Bottom | Node::Launch
+        )
+    }
+
     /// Whether the node reads or writes memory (takes a `mem` operand first).
     pub fn is_effect(self) -> bool {
         matches!(self, Node::Slot | Node::Alloc | Node::Load | Node::Store)

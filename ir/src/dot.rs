@@ -21,10 +21,7 @@ pub fn to_dot(w: &World) -> String {
     let mut edges = String::new();
     let mut lits = String::new();
     let mut edge = |out: &mut String, from: Def, to: &str, style: &str| {
-        if matches!(
-            w.node(from),
-            Node::Lit(_) | Node::Bytes(_) | Node::Bottom | Node::Launch
-        ) {
+        if w.node(from).is_constant_leaf() {
             let lit_id = format!("{}_{}", id(from), to);
             let _ = writeln!(
                 lits,

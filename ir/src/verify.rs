@@ -70,10 +70,8 @@ pub fn verify(w: &World) -> Result<(), Vec<VerifyError>> {
         };
         let statement = w.contains(d)
             && !w.node(d).is_nominal()
-            && !matches!(
-                w.node(d),
-                Node::Param(_) | Node::Lit(_) | Node::Bytes(_) | Node::Bottom | Node::Launch
-            )
+            && !w.node(d).is_constant_leaf()
+            && !matches!(w.node(d), Node::Param(_))
             && w.ops(d).iter().all(|&o| w.contains(o));
         let context = statement.then(|| crate::text::statement_text(w, &layout, d));
         errors.push(VerifyError {

@@ -277,10 +277,7 @@ impl Compiler<'_> {
     /// Whether a def that depends on no parameter is computed once per run of the program.
     fn constant_kind(&self, d: Def) -> bool {
         let n = self.w.node(d);
-        !matches!(
-            n,
-            Node::Lit(_) | Node::Bytes(_) | Node::Bottom | Node::Launch | Node::Param(_)
-        ) && !n.is_nominal()
+        !n.is_constant_leaf() && !matches!(n, Node::Param(_)) && !n.is_nominal()
     }
 
     /// The defs `roots` need, operands first (not entering nominals), each once; computes

@@ -342,11 +342,9 @@ pub fn run(
 /// An error with its def named as in the text form.
 fn named(w: &World, (d, message): Fail) -> InterpError {
     let layout = Layout::compute(w);
-    let at = match w.node(d) {
-        Node::Lit(_) | Node::Bytes(_) | Node::Bottom | Node::Launch => {
-            crate::text::print_def(w, &layout, d)
-        }
-        _ => layout.name(d).unwrap_or("?").to_string(),
+    let at = match w.node(d).is_constant_leaf() {
+        true => crate::text::print_def(w, &layout, d),
+        false => layout.name(d).unwrap_or("?").to_string(),
     };
     let loc = w.loc(d).or_else(|| w.ops(d).iter().find_map(|&o| w.loc(o)));
     InterpError { at, message, loc }

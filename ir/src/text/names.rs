@@ -27,10 +27,7 @@ fn print_order(w: &World) -> Vec<Def> {
 
 /// Whether `d` is written inline (literals and bottom) rather than by name.
 pub(crate) fn is_inline(w: &World, d: Def) -> bool {
-    matches!(
-        w.node(d),
-        Node::Lit(_) | Node::Bytes(_) | Node::Bottom | Node::Launch
-    )
+    w.node(d).is_constant_leaf()
 }
 
 /// Whether `d` is a leaf of statement placement (has no statement of its own).
