@@ -93,6 +93,8 @@ struct ShownFile<'s> {
     text: Cow<'s, str>,
     /// Where each line of `text` starts.
     starts: Rc<[usize]>,
+    /// Where each line of `original` starts.
+    original_starts: Rc<[usize]>,
     /// The pieces of `original` that `text` keeps, in order; empty when it keeps all.
     kept: Vec<Kept>,
 }
@@ -107,11 +109,13 @@ struct Kept {
 
 impl<'s> ShownFile<'s> {
     fn new(name: &'s str, text: &'s str) -> ShownFile<'s> {
+        let starts: Rc<[usize]> = files::line_starts(text).collect();
         ShownFile {
             name,
             original: text,
             text: Cow::Borrowed(text),
-            starts: files::line_starts(text).collect(),
+            original_starts: starts.clone(),
+            starts,
             kept: Vec::new(),
         }
     }
@@ -119,13 +123,10 @@ impl<'s> ShownFile<'s> {
     /// The line of the original text that holds byte `at` (its range, without the
     /// line break).
     fn original_line(&self, at: usize) -> Range<usize> {
-        let start = self.original[..at.min(self.original.len())]
-            .rfind('\n')
-            .map_or(0, |i| i + 1);
-        let end = self.original[start..]
-            .find('\n')
-            .map_or(self.original.len(), |i| start + i);
-        start..end
+        let starts = &self.original_starts;
+        let line = starts.partition_point(|&s| s <= at).saturating_sub(1);
+        let end = (starts.get(line + 1)).map_or(self.original.len(), |&next| next - 1);
+        starts[line]..end
     }
 
     /// The file with every line longer than [`LONG_LINE`] cut down to what surrounds the
@@ -180,6 +181,7 @@ impl<'s> ShownFile<'s> {
             name: self.name,
             original: self.original,
             starts: files::line_starts(&out).collect(),
+            original_starts: self.original_starts.clone(),
             text: Cow::Owned(out),
             kept,
         }
