@@ -26,7 +26,7 @@
 
 mod common;
 
-use durin_driver::{Emit, IrAction, Options, Report, Session, Shm, Target};
+use durin_driver::{IrAction, Options, Purpose, Report, Session, Shm, Target};
 use std::path::{Path, PathBuf};
 
 /// What a file says about itself.
@@ -88,8 +88,9 @@ fn header(src: &str, m: &str) -> Result<Header, String> {
     Ok(h)
 }
 
-/// Runs the file's command in process: its exit code, standard output and standard error.
-fn run(path: &Path, h: &Header) -> (i32, String) {
+/// Runs the file's command in process (`src` is its text): its exit code, and its
+/// standard output and standard error together.
+fn run(path: &Path, src: &str, h: &Header) -> (i32, String) {
     let (mut out, mut err) = (Vec::new(), Vec::new());
     let options = Options {
         passes: h.passes.clone(),
@@ -109,23 +110,26 @@ fn run(path: &Path, h: &Header) -> (i32, String) {
         session
             .ir(path, h.passes.as_deref(), &IrAction::Print)
             .is_ok()
-    } else if h.emit_cuda {
-        let cu = std::env::temp_dir().join(format!(
-            "durin-filetest-{}-{}.cu",
-            std::process::id(),
-            path.file_stem().and_then(|s| s.to_str()).unwrap_or("x")
-        ));
-        let built = session
-            .build(&[path.to_path_buf()], Emit::Cuda, &cu)
-            .is_ok();
-        drop(session);
-        if built {
-            out = std::fs::read(&cu).unwrap_or_default();
-            let _ = std::fs::remove_file(&cu);
-        }
-        built
     } else {
-        session.check(&[path.to_path_buf()], true).is_ok()
+        let purpose = if h.emit_cuda {
+            Purpose::Build
+        } else {
+            Purpose::Check
+        };
+        let sources = vec![(path.display().to_string(), src.to_string())];
+        let compiled = session.compile_sources(sources, purpose);
+        drop(session);
+        match compiled {
+            Ok(c) if h.emit_cuda => {
+                out.extend(c.device.unwrap_or_default().into_bytes());
+                true
+            }
+            Ok(c) => {
+                out.extend(durin_ir::text::print(&c.world).into_bytes());
+                true
+            }
+            Err(_) => false,
+        }
     };
     let text = format!(
         "{}{}",
@@ -140,7 +144,7 @@ fn check_file(path: &Path, bless: bool) -> Result<(), String> {
     let src = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
     let m = marker(path);
     let h = header(&src, m)?;
-    let (code, output) = run(path, &h);
+    let (code, output) = run(path, &src, &h);
     if code != h.exit {
         return Err(format!("exit {code}, want {}\n{output}", h.exit));
     }

@@ -23,7 +23,7 @@ use durin_passes::PrintAfter;
 pub use ir_file::IrAction;
 pub use native::Emit;
 pub use runtime_lib::{runtime_library, SYSTEM_LIBS};
-pub use session::{Compiled, Failed, Session};
+pub use session::{Compiled, Failed, Purpose, Session};
 
 /// The exit status of a program stopped by a run-time error (a division by zero, a failed
 /// allocation, a memory error the interpreter catches): the same for native code (the

@@ -29,7 +29,7 @@ pub struct Compiled {
 
 /// What a compilation is for: it picks the pipeline and what the target means.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Purpose {
+pub enum Purpose {
     /// Checking: the level's pipeline, no native tail.
     Check,
     /// Running `main` with the options' back end.
@@ -250,10 +250,29 @@ impl<'io> Session<'io> {
             .map_err(|e| self.fail(error(format!("cannot write `{}`: {e}", output.display()))))
     }
 
-    /// The frontend, `main`'s shape, and the pipeline for `purpose`.
+    /// The frontend, `main`'s shape, and the pipeline for `purpose`, on the program made
+    /// of `files`.
     fn compile(&mut self, files: &[PathBuf], purpose: Purpose) -> Result<Compiled, Failed> {
+        let mut texts = Vec::new();
+        for f in files {
+            let text = read_source(f).map_err(|d| self.fail(d))?;
+            texts.push((f.display().to_string(), text));
+        }
+        self.compile_sources(texts, purpose)
+    }
+
+    /// Compiles a program given in memory, each source a name (for messages) and a text,
+    /// for `purpose`: the frontend, `main`'s shape, and the pipeline the options and the
+    /// purpose pick, as `check`, `run` and `build` do before their last step. Diagnostics,
+    /// times and reports go to the session's sinks; the result holds the IR, `main` and
+    /// the kernels' CUDA C (native purposes).
+    pub fn compile_sources(
+        &mut self,
+        texts: Vec<(String, String)>,
+        purpose: Purpose,
+    ) -> Result<Compiled, Failed> {
         let cpu_reason = self.cpu_reason(purpose);
-        let (program, world, main) = self.frontend(files, cpu_reason.is_none())?;
+        let (program, world, main) = self.frontend(texts, cpu_reason.is_none())?;
         // An exported `main` may have any type when checked (Artic's libraries export one);
         // running it or linking it into a program needs the shape a caller can use.
         if let (Some(p), Some(_)) = (&program, main) {
@@ -274,14 +293,9 @@ impl<'io> Session<'io> {
     /// Reads and checks the program, lowers it, and writes its diagnostics and times.
     fn frontend(
         &mut self,
-        files: &[PathBuf],
+        texts: Vec<(String, String)>,
         gpu: bool,
     ) -> Result<(Option<Program>, World, Option<Def>), Failed> {
-        let mut texts = Vec::new();
-        for f in files {
-            let text = read_source(f).map_err(|d| self.fail(d))?;
-            texts.push((f.display().to_string(), text));
-        }
         let mut out = durin_frontend::driver::compile_for(&texts, true, gpu);
         let _ = self.err.write_all(out.render().as_bytes());
         self.sources = std::mem::take(&mut out.sources);

@@ -11,8 +11,10 @@
 //!
 //! Unreachable code is left for [`crate::compact`] (the `dce` pass).
 
-use crate::live::Live;
+use crate::analysis::live::Live;
+use crate::context::{Pass, PassContext};
 use crate::rewrite::{cont_param_types, specialize_in, DefSet, Rewriter, ScopeIndex, UseCache};
+use durin_diag::Diagnostic;
 use durin_ir::{Def, Node, World};
 use rustc_hash::FxHashMap;
 
@@ -332,4 +334,22 @@ pub fn drop_params(w: &mut World, uses: &mut UseCache) -> bool {
         }
     }
     changed
+}
+
+/// The pass `cleanup`.
+pub(crate) struct Cleanup;
+
+impl Pass for Cleanup {
+    fn name(&self) -> &'static str {
+        "cleanup"
+    }
+
+    fn description(&self) -> &'static str {
+        "remove `run`/`hlt`/`known` markers, fold loads of constant tables, eta-reduce forwarding continuations, drop unused parameters and parameters always given the same constant"
+    }
+
+    fn run(&self, w: &mut World, _: &mut PassContext<'_>) -> Result<(), Diagnostic> {
+        run(w);
+        Ok(())
+    }
 }

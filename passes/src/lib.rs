@@ -16,14 +16,13 @@
 
 #![deny(missing_docs)]
 
-mod buffers;
+mod analysis;
 mod cleanup;
-mod closure;
-mod compact;
-mod cpu_blocks;
-mod footprint;
-mod kernels;
-mod live;
+mod closure_conv;
+mod context;
+mod dce;
+mod gpu;
+mod inline;
 mod mem2reg;
 mod outline;
 mod pe;
@@ -31,22 +30,21 @@ mod pe_info;
 mod pipeline;
 mod report;
 mod rewrite;
-mod shm_model;
+mod simplify;
 mod split;
-mod stage;
 
-pub use buffers::{describe as describe_root, Access, Buffer, KernelBuffers, Root};
-pub use closure::Stats as ClosureStats;
+pub use closure_conv::Stats as ClosureStats;
+pub use context::{Config, Findings, Pass, PassContext, Remap};
 pub use durin_diag::Diagnostic;
-pub use footprint::Footprint;
-pub use kernels::{DeviceCodegen, DeviceModule, Target, LAUNCH_FN};
-pub use pipeline::{
-    passes, Config, Pass, PassContext, PassTime, Pipeline, PrintAfter, Remap, RunOptions,
+pub use gpu::buffers::{describe as describe_root, Access, Buffer, KernelBuffers, Root};
+pub use gpu::footprint::Footprint;
+pub use gpu::model::{
+    Estimate, Gpu, StageMode, Staging, Use as StagingUse, SM90, THRESHOLD as STAGING_THRESHOLD,
 };
+pub use gpu::target::{DeviceCodegen, DeviceModule, Target, LAUNCH_FN};
+pub use pipeline::{passes, PassTime, Pipeline, PrintAfter, RunOptions};
 pub use report::{closure_report, Closure, ClosureReport};
 pub use rewrite::Rewriter;
-pub use shm_model::{Estimate, Gpu, Use as StagingUse, SM90, THRESHOLD as STAGING_THRESHOLD};
-pub use stage::{StageMode, Staging};
 
 /// Closure elimination on its own, with what it did: `w` in first-order form in a new
 /// world, where the defs of `w` went, and counts of lifted, converted and wrapped
@@ -54,5 +52,5 @@ pub use stage::{StageMode, Staging};
 pub fn eliminate_closures(
     w: &durin_ir::World,
 ) -> Result<(durin_ir::World, Remap, ClosureStats), Diagnostic> {
-    closure::run(w)
+    closure_conv::run(w)
 }

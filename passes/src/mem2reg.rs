@@ -23,8 +23,10 @@
 //! one new parameter per slot. Loads become the values, stores and slots disappear; the
 //! old continuations are left dead for `dce`.
 
-use crate::live::Live;
+use crate::analysis::live::Live;
+use crate::context::{Pass, PassContext};
 use crate::rewrite::{closed_conts, cont_param_types, is_function, DefSet, Rewriter, UseCache};
+use durin_diag::Diagnostic;
 use durin_ir::{Def, Node, Type, TypeKind, World};
 use rustc_hash::{FxHashMap, FxHashSet};
 
@@ -577,5 +579,23 @@ impl Rewrite<'_> {
         let k2 = self.new_conts[&k];
         self.w.set_body(wr, k2, &args);
         wr
+    }
+}
+
+/// The pass `mem2reg`.
+pub(crate) struct Mem2reg;
+
+impl Pass for Mem2reg {
+    fn name(&self) -> &'static str {
+        "mem2reg"
+    }
+
+    fn description(&self) -> &'static str {
+        "promote stack slots whose address does not escape to values passed between continuations (SSA)"
+    }
+
+    fn run(&self, w: &mut World, _: &mut PassContext<'_>) -> Result<(), Diagnostic> {
+        run(w);
+        Ok(())
     }
 }

@@ -10,11 +10,12 @@
 //! not known at compile time, or that would capture a closure, a continuation or the
 //! address of a host stack slot, is an error at the launch's source location.
 
-use crate::live::Live;
+use crate::analysis::free::free_values;
+use crate::analysis::live::Live;
+use crate::context::{Pass, PassContext};
 use crate::rewrite::{clone_conts, is_function_type, DefSet, Rewriter, ScopeIndex, UseCache};
 use durin_diag::{Diagnostic, SourceMap};
 use durin_ir::{launch, Def, Launch, Node, TypeKind, World};
-use rustc_hash::FxHashSet;
 
 /// What outlining did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -119,49 +120,6 @@ fn outline(
     };
     w.set_body(l.at, callee, &new.args());
     Ok(true)
-}
-
-/// The values the scope uses from outside: the largest computations that depend on a
-/// parameter outside the scope and on none inside it, in order of first use.
-pub(crate) fn free_values(w: &World, scope: &DefSet, cache: &mut UseCache) -> Vec<Def> {
-    let inside = |p: &Def| scope.contains(&w.ops(*p)[0]);
-    let mut out = Vec::new();
-    let mut seen = FxHashSet::default();
-    for &k in scope {
-        let Some((callee, args)) = w.body(k) else {
-            continue;
-        };
-        let mut stack: Vec<Def> = std::iter::once(callee)
-            .chain(args.iter().copied())
-            .rev()
-            .collect();
-        while let Some(d) = stack.pop() {
-            if !seen.insert(d) || w.node(d).is_nominal() {
-                continue;
-            }
-            let reach = cache.of(w, d);
-            let mut params = reach
-                .iter()
-                .filter(|&&x| matches!(w.node(x), Node::Param(_)));
-            // Address arithmetic on a host pointer is done again in the kernel: the kernel
-            // takes the pointer once, however many elements it addresses (a mask read at
-            // constant indices is one buffer to the kernel, not a pointer per element).
-            let address = w.node(d) == Node::Lea;
-            // A branch (`select(c, then, else)` between blocks, on a host condition) stays
-            // in the kernel: it takes the condition. A choice between functions is a closure
-            // the kernel would capture.
-            let branch = w.node(d) == Node::Select && !is_function_type(w, w.type_of(d));
-            let split = address || branch;
-            if params.clone().any(inside) || (split && params.clone().next().is_some()) {
-                if !matches!(w.node(d), Node::Param(_)) {
-                    stack.extend(w.ops(d).iter().rev().copied());
-                }
-            } else if params.next().is_some() {
-                out.push(d);
-            }
-        }
-    }
-    out
 }
 
 /// Adds to `scope` the blocks outside it that it jumps to and that use no value of any
@@ -286,5 +244,26 @@ fn from_slot(w: &World, d: Def) -> bool {
             Node::Extract | Node::Lea | Node::Bitcast => d = w.ops(d)[0],
             _ => return false,
         }
+    }
+}
+
+/// The pass `outline`.
+pub(crate) struct Outline;
+
+impl Pass for Outline {
+    fn name(&self) -> &'static str {
+        "outline"
+    }
+
+    fn description(&self) -> &'static str {
+        "kernel outlining: the body of each GPU kernel launch becomes a closed top-level kernel taking the values it captures"
+    }
+
+    fn lowers(&self) -> bool {
+        true
+    }
+
+    fn run(&self, w: &mut World, cx: &mut PassContext<'_>) -> Result<(), Diagnostic> {
+        run(w, cx.sources()).map(|_| ())
     }
 }

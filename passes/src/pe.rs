@@ -22,7 +22,8 @@
 //! definitions in all, specialization stops too. Running out is an error that names the
 //! call site and the chain of specializations that led to it.
 
-use crate::live::Live;
+use crate::analysis::live::Live;
+use crate::context::{Pass, PassContext};
 use crate::rewrite::{
     is_function, is_function_type, is_point_type, specialize_in, DefSet, Rewriter, ScopeIndex,
 };
@@ -49,7 +50,20 @@ impl Default for Options {
             specialize: true,
             inline_once: true,
             cff: true,
-            fuel: 1_000_000,
+            fuel: crate::context::DEFAULT_FUEL,
+        }
+    }
+}
+
+impl Options {
+    /// Inlining of continuations used once, nothing else (the passes `inline` and
+    /// `simplify`).
+    pub fn inline_only(fuel: u64) -> Options {
+        Options {
+            specialize: false,
+            cff: false,
+            fuel,
+            ..Options::default()
         }
     }
 }
@@ -78,7 +92,7 @@ impl Stats {
 
 type Key = (Def, Vec<Option<Def>>);
 
-struct Pe<'w> {
+struct Specializer<'w> {
     w: &'w mut World,
     opts: Options,
     fuel_left: u64,
@@ -96,7 +110,7 @@ struct Pe<'w> {
     cff_count: FxHashMap<Def, u32>,
     /// Which continuations are closed (top-level functions).
     closed: FxHashMap<Def, bool>,
-    /// Which closures jump out of the code around them (see [`Pe::jumps_out`]), found this
+    /// Which closures jump out of the code around them (see [`Specializer::jumps_out`]), found this
     /// round.
     jumps_out: FxHashMap<Def, bool>,
     /// Continuations whose scope has been cloned: their own jumps are left alone.
@@ -143,7 +157,7 @@ pub const FUEL_DEFS: usize = 4096;
 
 /// Runs the partial evaluator to a fixed point.
 pub fn run(w: &mut World, opts: Options) -> Result<Stats, Diagnostic> {
-    let mut pe = Pe {
+    let mut pe = Specializer {
         w,
         opts,
         fuel_left: opts.fuel,
@@ -167,7 +181,7 @@ pub fn run(w: &mut World, opts: Options) -> Result<Stats, Diagnostic> {
     }
 }
 
-impl Pe<'_> {
+impl Specializer<'_> {
     /// One round over the live program, continuations made on the way included; whether
     /// it changed anything.
     ///
@@ -655,5 +669,30 @@ impl Pe<'_> {
             err = err.with_note_at(*loc, note);
         }
         err
+    }
+}
+
+/// The pass `pe`.
+pub(crate) struct Pe;
+
+impl Pass for Pe {
+    fn name(&self) -> &'static str {
+        "pe"
+    }
+
+    fn description(&self) -> &'static str {
+        "partial evaluation: specialize calls whose filter holds, inline continuations used once, and specialize local continuations on the continuations they are passed"
+    }
+
+    fn run(&self, w: &mut World, cx: &mut PassContext<'_>) -> Result<(), Diagnostic> {
+        let fuel = cx.config.fuel;
+        run(
+            w,
+            Options {
+                fuel,
+                ..Options::default()
+            },
+        )
+        .map(|_| ())
     }
 }

@@ -2,11 +2,13 @@
 //! evaluation, each call left in the program is recorded with its place, its message and
 //! its value where that is known (a literal, or a tuple, struct or array of them), and
 //! becomes a jump to its return point, so that no back end and no kernel sees it. The
-//! driver prints the records. [`crate::Pipeline::run_in`] does this before the first pass
-//! that prepares code for a back end (`outline` ...), or at the end of the pipeline.
+//! driver prints the records. The pipelines run this pass (`pe-info`) before the first pass
+//! that prepares code for a back end (`outline` ...), or at their end
+//! ([`crate::Pipeline::with_pe_info`]).
 
-use crate::live::Live;
-use durin_diag::{SourceMap, Span};
+use crate::analysis::live::Live;
+use crate::context::{Pass, PassContext};
+use durin_diag::{Diagnostic, SourceMap, Span};
 use durin_ir::{Def, Node, TypeKind, World};
 
 /// The import's name.
@@ -112,5 +114,24 @@ fn shown(w: &World, d: Def, depth: u32) -> Option<String> {
             Some(format!("({})", parts?.join(", ")))
         }
         _ => None,
+    }
+}
+
+/// The pass `pe-info`.
+pub(crate) struct PeInfo;
+
+impl Pass for PeInfo {
+    fn name(&self) -> &'static str {
+        "pe-info"
+    }
+
+    fn description(&self) -> &'static str {
+        "record each `pe_info(message, value)` call left after partial evaluation, for the driver to print, and remove it (the pipelines run it before the first pass that prepares code for a back end)"
+    }
+
+    fn run(&self, w: &mut World, cx: &mut PassContext<'_>) -> Result<(), Diagnostic> {
+        let sources = cx.sources();
+        run(w, &mut cx.findings.pe_info, sources);
+        Ok(())
     }
 }

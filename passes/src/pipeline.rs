@@ -1,325 +1,77 @@
-//! The pass manager: passes as values, pipelines as data, and what one run of a pipeline
-//! carries besides the world ([`PassContext`]).
+//! The pass manager: every built-in pass in one list ([`BUILTINS`]), pipelines as data built
+//! from it, and the loop that runs a pipeline over a world.
+//!
+//! Adding a built-in pass takes its file (a type implementing [`Pass`]) and one entry in
+//! [`BUILTINS`]; a pipeline constructor names it where a level should run it.
 
-use crate::buffers::KernelBuffers;
-use crate::kernels::Target;
-use crate::stage::StageMode;
-use crate::{cleanup, closure, compact, kernels, mem2reg, outline, pe, split, stage};
-use durin_diag::{Diagnostic, SourceMap};
-use durin_ir::{Def, World};
-use rustc_hash::FxHashMap;
+use crate::cleanup::Cleanup;
+use crate::closure_conv::ClosureConv;
+use crate::context::{Config, Pass, PassContext};
+use crate::dce::Dce;
+use crate::gpu::kernels::Kernels;
+use crate::gpu::stage::Stage;
+use crate::inline::Inline;
+use crate::mem2reg::Mem2reg;
+use crate::outline::Outline;
+use crate::pe::Pe;
+use crate::pe_info::PeInfo;
+use crate::simplify::Simplify;
+use crate::split::Split;
+use durin_diag::Diagnostic;
+use durin_ir::World;
 use std::time::{Duration, Instant};
 
-/// Settings passes read.
-#[derive(Clone, Copy, Debug)]
-pub struct Config {
-    /// Partial-evaluation fuel: specializations allowed per run of `pe`.
-    pub fuel: u64,
-    /// Which buffers the `stage` pass stages.
-    pub shm: StageMode,
-    /// The `split` pass splits loops off functions with at least this many blocks (1,000
-    /// by default; tests lower it to split small programs).
-    pub split_min_blocks: usize,
+/// Every built-in pass, in the order `--list-passes` shows them.
+const BUILTINS: &[&dyn Pass] = &[
+    &Pe,
+    &Inline,
+    &Simplify,
+    &Cleanup,
+    &Mem2reg,
+    &Dce,
+    &Outline,
+    &Stage,
+    &Kernels,
+    &ClosureConv,
+    &Split,
+    &PeInfo,
+];
+
+/// The built-in pass named `name`.
+fn builtin(name: &str) -> Option<&'static dyn Pass> {
+    BUILTINS.iter().copied().find(|p| p.name() == name)
 }
 
-impl Default for Config {
-    fn default() -> Config {
-        Config {
-            fuel: pe::Options::default().fuel,
-            shm: StageMode::default(),
-            split_min_blocks: split::MIN_FUNCTION_BLOCKS,
-        }
-    }
-}
-
-/// Where the defs of a world went when a pass built a new world from it (`dce`,
-/// `closure-conv`): the new def of each old one that survived. Callers follow their
-/// handles (`main`, the exports) through it instead of finding them again.
-#[derive(Clone, Debug, Default)]
-pub struct Remap {
-    map: FxHashMap<Def, Def>,
-}
-
-impl Remap {
-    pub(crate) fn new(map: FxHashMap<Def, Def>) -> Remap {
-        Remap { map }
-    }
-
-    /// The new def of `old`, if it survived.
-    pub fn get(&self, old: Def) -> Option<Def> {
-        self.map.get(&old).copied()
-    }
-
-    /// Where `self`'s old defs went after `next` ran too.
-    fn then(&self, next: &Remap) -> Remap {
-        let map = self
-            .map
-            .iter()
-            .filter_map(|(&old, &mid)| next.get(mid).map(|new| (old, new)))
-            .collect();
-        Remap { map }
-    }
-}
-
-/// What one run of passes carries besides the world: settings, the target for kernel
-/// launches, the sources (to name places in messages), and where the defs of the input
-/// went.
-pub struct PassContext<'a> {
-    /// Settings for the passes.
-    pub config: Config,
-    target: Target<'a>,
-    pub(crate) sources: Option<&'a SourceMap>,
-    moved: Option<Remap>,
-    /// What read-only tracing found in each kernel the `kernels` pass compiled, when the
-    /// caller asked ([`PassContext::with_kernel_report`]).
-    pub(crate) kernel_buffers: Option<Vec<KernelBuffers>>,
-    /// What the `stage` pass found and decided in each kernel it saw, for the report
-    /// (the kernels pass takes them over).
-    pub(crate) staged: Option<Vec<KernelBuffers>>,
-    /// The `pe_info` calls found (place and text), for the driver to print.
-    pub(crate) pe_info: Vec<(Option<durin_diag::Span>, String)>,
-}
-
-impl<'a> PassContext<'a> {
-    /// A context with `config`, no sources, and a CPU target (a kernel launch left for the
-    /// `kernels` pass is an error).
-    pub fn new(config: Config) -> PassContext<'a> {
-        PassContext {
-            config,
-            target: Target::default(),
-            sources: None,
-            moved: None,
-            kernel_buffers: None,
-            staged: None,
-            pe_info: Vec::new(),
-        }
-    }
-
-    /// The `pe_info(message, value)` calls the pipeline found, with their places, in the
-    /// order of the program's continuations ([`crate::pe_info`]).
-    pub fn take_pe_info(&mut self) -> Vec<(Option<durin_diag::Span>, String)> {
-        std::mem::take(&mut self.pe_info)
-    }
-
-    /// The same context asking the `kernels` pass for each kernel's buffers (read-only
-    /// tracing and footprints, for `--report shm`), which it otherwise does not compute.
-    pub fn with_kernel_report(mut self) -> PassContext<'a> {
-        self.kernel_buffers = Some(Vec::new());
-        self.staged = Some(Vec::new());
-        self
-    }
-
-    /// The buffers of each kernel compiled so far (with [`PassContext::with_kernel_report`]).
-    /// Kernels that no `kernels` pass compiled (the interpreter runs them) come as the
-    /// `stage` pass saw them.
-    pub fn take_kernel_buffers(&mut self) -> Vec<KernelBuffers> {
-        let mut out: Vec<KernelBuffers> = (self.kernel_buffers.as_mut())
-            .map(std::mem::take)
-            .unwrap_or_default();
-        out.extend(self.staged.as_mut().map(std::mem::take).unwrap_or_default());
-        out
-    }
-
-    /// The same context with kernel launches going to `target`.
-    pub fn with_target(mut self, target: Target<'a>) -> PassContext<'a> {
-        self.target = target;
-        self
-    }
-
-    /// The same context with the program's sources, which messages that name a place
-    /// (such as a kernel's launch place for run-time errors) are made from.
-    pub fn with_sources(mut self, sources: &'a SourceMap) -> PassContext<'a> {
-        self.sources = Some(sources);
-        self
-    }
-
-    /// What `d`, a def of the world the passes started from, is now; `None` when a pass
-    /// removed it.
-    pub fn follow(&self, d: Def) -> Option<Def> {
-        match &self.moved {
-            None => Some(d),
-            Some(m) => m.get(d),
-        }
-    }
-
-    /// Records that a pass replaced the world by a new one, whose defs `remap` gives.
-    pub fn rebuilt(&mut self, remap: Remap) {
-        self.moved = Some(match &self.moved {
-            None => remap,
-            Some(m) => m.then(&remap),
-        });
-    }
-
-    pub(crate) fn target(&mut self) -> &mut Target<'a> {
-        &mut self.target
-    }
-
-    pub(crate) fn sources(&self) -> Option<&'a SourceMap> {
-        self.sources
-    }
-}
-
-/// A transformation of a world.
-pub trait Pass {
-    /// The name pipelines use.
-    fn name(&self) -> &'static str;
-    /// Transforms `w`. A pass that replaces the world by a new one tells `cx`
-    /// ([`PassContext::rebuilt`]).
-    fn run(&self, w: &mut World, cx: &mut PassContext<'_>) -> Result<(), Diagnostic>;
-}
-
-/// The built-in passes.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum Builtin {
-    Pe,
-    Inline,
-    Simplify,
-    Cleanup,
-    Mem2reg,
-    Dce,
-    Outline,
-    Stage,
-    Kernels,
-    ClosureConv,
-    Split,
-}
-
-impl Builtin {
-    const ALL: [Builtin; 11] = [
-        Builtin::Pe,
-        Builtin::Inline,
-        Builtin::Simplify,
-        Builtin::Cleanup,
-        Builtin::Mem2reg,
-        Builtin::Dce,
-        Builtin::Outline,
-        Builtin::Stage,
-        Builtin::Kernels,
-        Builtin::ClosureConv,
-        Builtin::Split,
-    ];
-
-    /// The passes of optimization level `level` (0 to 3).
-    fn level(level: u8) -> &'static [Builtin] {
-        use Builtin::*;
-        match level {
-            0 => &[Cleanup, Dce],
-            1 => &[Simplify, Mem2reg, Simplify, Dce],
-            _ => &[Pe, Dce, Simplify, Mem2reg, Pe, Simplify, Dce],
-        }
-    }
-
-    fn name(self) -> &'static str {
-        match self {
-            Builtin::Pe => "pe",
-            Builtin::Inline => "inline",
-            Builtin::Simplify => "simplify",
-            Builtin::Cleanup => "cleanup",
-            Builtin::Mem2reg => "mem2reg",
-            Builtin::Dce => "dce",
-            Builtin::Outline => "outline",
-            Builtin::Stage => "stage",
-            Builtin::Kernels => "kernels",
-            Builtin::ClosureConv => "closure-conv",
-            Builtin::Split => "split",
-        }
-    }
-
-    fn description(self) -> &'static str {
-        match self {
-            Builtin::Pe => "partial evaluation: specialize calls whose filter holds, inline continuations used once, and specialize local continuations on the continuations they are passed",
-            Builtin::Inline => "inline continuations used once (no specialization)",
-            Builtin::Simplify => "inline continuations used once and clean up, again until nothing changes",
-            Builtin::Cleanup => "remove `run`/`hlt`/`known` markers, fold loads of constant tables, eta-reduce forwarding continuations, drop unused parameters and parameters always given the same constant",
-            Builtin::Mem2reg => "promote stack slots whose address does not escape to values passed between continuations (SSA)",
-            Builtin::Dce => "keep only what the external continuations reach",
-            Builtin::Outline => "kernel outlining: the body of each GPU kernel launch becomes a closed top-level kernel taking the values it captures",
-            Builtin::Stage => "shared-memory staging (after `outline`): read-only buffers of a kernel whose reads are a box around each thread's pixel through a boundary handler, or constant elements of a mask, are copied into shared memory at the kernel's entry, and their loads read the copy; which ones, `--shm` and the cost model decide",
-            Builtin::Kernels => "kernel launches become calls of the runtime: the outlined kernels go to the device code generator (CUDA), the host passes their module text and the captured values",
-            Builtin::ClosureConv => "first-order form for native code: lift local functions that are only called to top level, and turn functions used as values into (code, environment) pairs",
-            Builtin::Split => "function splitting (after `closure-conv`): each outermost single-entry, single-exit loop of a large function becomes a function of its own that the back end does not inline, so that LLVM's time grows with the program's size, not with its square",
-        }
+/// The passes of optimization level `level` (0 to 3).
+fn level(level: u8) -> &'static [&'static dyn Pass] {
+    match level {
+        0 => &[&Cleanup, &Dce],
+        1 => &[&Simplify, &Mem2reg, &Simplify, &Dce],
+        _ => &[&Pe, &Dce, &Simplify, &Mem2reg, &Pe, &Simplify, &Dce],
     }
 }
 
 /// Every built-in pass, by name, with what it does (for `--list-passes`).
 pub fn passes() -> impl Iterator<Item = (&'static str, &'static str)> {
-    Builtin::ALL
-        .into_iter()
-        .map(|b| (b.name(), b.description()))
+    BUILTINS.iter().map(|p| (p.name(), p.description()))
 }
 
-impl Pass for Builtin {
+impl<P: Pass + ?Sized> Pass for &P {
     fn name(&self) -> &'static str {
-        Builtin::name(*self)
+        (**self).name()
+    }
+
+    fn description(&self) -> &'static str {
+        (**self).description()
+    }
+
+    fn lowers(&self) -> bool {
+        (**self).lowers()
     }
 
     fn run(&self, w: &mut World, cx: &mut PassContext<'_>) -> Result<(), Diagnostic> {
-        let fuel = cx.config.fuel;
-        let inline_only = pe::Options {
-            specialize: false,
-            cff: false,
-            fuel,
-            ..pe::Options::default()
-        };
-        match self {
-            Builtin::Pe => {
-                pe::run(
-                    w,
-                    pe::Options {
-                        fuel,
-                        ..pe::Options::default()
-                    },
-                )?;
-            }
-            Builtin::Inline => {
-                pe::run(w, inline_only)?;
-            }
-            Builtin::Simplify => simplify(w, inline_only)?,
-            Builtin::Cleanup => {
-                cleanup::run(w);
-            }
-            Builtin::Mem2reg => {
-                mem2reg::run(w);
-            }
-            Builtin::Dce => {
-                let (new, remap) = compact::compact(w);
-                *w = new;
-                cx.rebuilt(remap);
-            }
-            Builtin::Outline => {
-                outline::run(w, cx.sources)?;
-            }
-            Builtin::Stage => {
-                // What only the replaced loads used (the handler's branches) goes.
-                if stage::run(w, cx)? {
-                    simplify(w, inline_only)?;
-                }
-            }
-            Builtin::Kernels => kernels::run(w, cx)?,
-            Builtin::ClosureConv => {
-                let (new, remap, _) = closure::run(w)?;
-                *w = new;
-                cx.rebuilt(remap);
-            }
-            Builtin::Split => {
-                split::run(w, cx.config.split_min_blocks);
-            }
-        }
-        Ok(())
+        (**self).run(w, cx)
     }
-}
-
-/// Inlines continuations used once and cleans up, again until nothing changes.
-fn simplify(w: &mut World, inline_only: pe::Options) -> Result<(), Diagnostic> {
-    for _ in 0..32 {
-        let inlined = pe::run(w, inline_only)?.changed();
-        let cleaned = cleanup::run(w);
-        if !inlined && !cleaned {
-            break;
-        }
-    }
-    Ok(())
 }
 
 /// A list of passes, run in order.
@@ -345,8 +97,8 @@ impl PrintAfter {
         if text == "all" {
             return Ok(PrintAfter::All);
         }
-        match Builtin::ALL.into_iter().find(|b| b.name() == text) {
-            Some(b) => Ok(PrintAfter::Pass(b.name().to_string())),
+        match builtin(text) {
+            Some(p) => Ok(PrintAfter::Pass(p.name().to_string())),
             None => Err(format!("unknown pass `{text}` (see --list-passes)")),
         }
     }
@@ -386,86 +138,87 @@ impl Pipeline {
     /// The pipeline of optimization level `level` (0 to 3): what checking and the
     /// interpreter run.
     pub fn for_level(level: u8) -> Pipeline {
-        Pipeline::of(Builtin::level(level))
+        Pipeline::of(self::level(level))
     }
 
     /// The pipeline that prepares a program for a native back end at level `level`: the
     /// level's passes (at least partial evaluation, which a `break` out of a `for` body
     /// needs to become a jump, as in Artic), then the native tail ([`Self::native`]).
     pub fn for_native(level: u8) -> Pipeline {
-        use Builtin::*;
-        let passes: &[Builtin] = match level {
-            0 => &[Pe, Cleanup, Dce],
-            1 => &[Pe, Simplify, Mem2reg, Simplify, Dce],
-            l => Builtin::level(l),
+        let passes: &[&dyn Pass] = match level {
+            0 => &[&Pe, &Cleanup, &Dce],
+            1 => &[&Pe, &Simplify, &Mem2reg, &Simplify, &Dce],
+            l => self::level(l),
         };
         let mut p = Pipeline::of(passes).native();
         if level == 0 {
             // LLVM's `-O0` runs no loop pass whose time grows with a function's size.
-            p.passes.retain(|p| p.name() != Builtin::Split.name());
+            p.passes.retain(|p| p.name() != Split.name());
         }
         p
     }
 
-    /// The pipeline a device world runs before its code generator: closure elimination
-    /// (kernels are first-order, like host code).
-    pub fn for_device() -> Pipeline {
-        Pipeline::of(&[Builtin::ClosureConv])
+    /// Whether the pipeline runs `pass`.
+    fn has(&self, pass: &dyn Pass) -> bool {
+        self.passes.iter().any(|p| p.name() == pass.name())
     }
 
     /// This pipeline made fit for native code: it ends with kernel outlining (unless it
     /// outlines already), the lowering of kernel launches, closure elimination and function
     /// splitting, each once and in that order.
     pub fn native(mut self) -> Pipeline {
-        let is = |p: &Box<dyn Pass>, b: Builtin| p.name() == b.name();
-        while self.passes.last().is_some_and(|p| {
-            [Builtin::ClosureConv, Builtin::Kernels, Builtin::Split]
-                .iter()
-                .any(|&b| is(p, b))
-        }) {
+        let tail: [&dyn Pass; 3] = [&ClosureConv, &Kernels, &Split];
+        while (self.passes.last()).is_some_and(|p| tail.iter().any(|t| t.name() == p.name())) {
             self.passes.pop();
         }
-        self.passes.retain(|p| !is(p, Builtin::Kernels));
-        if !self.passes.iter().any(|p| is(p, Builtin::Outline)) {
-            self.passes.push(Box::new(Builtin::Outline));
+        self.passes.retain(|p| p.name() != Kernels.name());
+        if !self.has(&Outline) {
+            self.passes.push(Box::new(Outline));
         }
-        self.passes.push(Box::new(Builtin::Kernels));
-        self.passes.push(Box::new(Builtin::ClosureConv));
-        self.passes.push(Box::new(Builtin::Split));
-        self
+        self.passes.push(Box::new(Kernels));
+        self.passes.push(Box::new(ClosureConv));
+        self.passes.push(Box::new(Split));
+        self.with_pe_info()
     }
 
     /// This pipeline ending with the lowering of kernel launches (where it has none): for
     /// the interpreter under a CPU target, which then stops at a CUDA launch at compile
     /// time, as native code does, instead of running it.
     pub fn with_launch_check(mut self) -> Pipeline {
-        if !self
-            .passes
-            .iter()
-            .any(|p| p.name() == Builtin::Kernels.name())
-        {
-            self.passes.push(Box::new(Builtin::Kernels));
+        if !self.has(&Kernels) {
+            self.passes.push(Box::new(Kernels));
         }
-        self
+        self.with_pe_info()
     }
 
     /// This pipeline with shared-memory staging: kernel outlining (unless it outlines
     /// already) and `stage` (which simplifies what it staged), before the lowering of
     /// kernel launches where it has one.
     pub fn with_staging(mut self) -> Pipeline {
-        let is = |p: &Box<dyn Pass>, b: Builtin| p.name() == b.name();
-        if self.passes.iter().any(|p| is(p, Builtin::Stage)) {
+        if self.has(&Stage) {
             return self;
         }
         let at = (self.passes.iter())
-            .position(|p| is(p, Builtin::Kernels))
+            .position(|p| p.name() == Kernels.name())
             .unwrap_or(self.passes.len());
         let mut add: Vec<Box<dyn Pass>> = Vec::new();
-        if !self.passes.iter().any(|p| is(p, Builtin::Outline)) {
-            add.push(Box::new(Builtin::Outline));
+        if !self.has(&Outline) {
+            add.push(Box::new(Outline));
         }
-        add.push(Box::new(Builtin::Stage));
+        add.push(Box::new(Stage));
         self.passes.splice(at..at, add);
+        self.with_pe_info()
+    }
+
+    /// This pipeline with the pass `pe-info` once, where it belongs: before the first pass
+    /// that prepares code for a back end ([`Pass::lowers`]), or at the end. Every pipeline
+    /// this type builds has it; a pipeline built pass by pass gets it from this.
+    pub fn with_pe_info(mut self) -> Pipeline {
+        self.passes.retain(|p| p.name() != PeInfo.name());
+        let at = (self.passes.iter())
+            .position(|p| p.lowers())
+            .unwrap_or(self.passes.len());
+        self.passes.insert(at, Box::new(PeInfo));
         self
     }
 
@@ -473,16 +226,16 @@ impl Pipeline {
     /// stand for the passes of that level (`"O2,closure-conv"`). An empty list is an
     /// error.
     pub fn parse(text: &str) -> Result<Pipeline, String> {
-        let mut passes = Vec::new();
+        let mut passes: Vec<&dyn Pass> = Vec::new();
         for n in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-            if let Some(level) = ["O0", "O1", "O2", "O3"].iter().position(|&l| l == n) {
-                passes.extend(Builtin::level(level as u8));
+            if let Some(l) = ["O0", "O1", "O2", "O3"].iter().position(|&l| l == n) {
+                passes.extend(level(l as u8));
                 continue;
             }
-            match Builtin::ALL.into_iter().find(|b| b.name() == n) {
-                Some(b) => passes.push(b),
+            match builtin(n) {
+                Some(p) => passes.push(p),
                 None => {
-                    let all: Vec<&str> = Builtin::ALL.iter().map(|b| b.name()).collect();
+                    let all: Vec<&str> = BUILTINS.iter().map(|p| p.name()).collect();
                     return Err(format!(
                         "unknown pass `{n}` (passes: {}; levels: O0, O1, O2, O3)",
                         all.join(", ")
@@ -498,13 +251,11 @@ impl Pipeline {
         Ok(Pipeline::of(&passes))
     }
 
-    fn of(passes: &[Builtin]) -> Pipeline {
-        Pipeline {
-            passes: passes
-                .iter()
-                .map(|&b| Box::new(b) as Box<dyn Pass>)
-                .collect(),
-        }
+    fn of(passes: &[&'static dyn Pass]) -> Pipeline {
+        let passes = (passes.iter())
+            .map(|&p| Box::new(p) as Box<dyn Pass>)
+            .collect();
+        Pipeline { passes }.with_pe_info()
     }
 
     /// An empty pipeline, to fill with [`Self::push`] and [`Self::append`].
@@ -517,9 +268,14 @@ impl Pipeline {
         self.passes.push(pass);
     }
 
-    /// Adds the passes of `other` at the end.
+    /// Adds the passes of `other` at the end (its `pe-info` moves to where it belongs in
+    /// the whole, [`Self::with_pe_info`]).
     pub fn append(&mut self, other: Pipeline) {
+        let has_info = other.has(&PeInfo);
         self.passes.extend(other.passes);
+        if has_info {
+            *self = std::mem::take(self).with_pe_info();
+        }
     }
 
     /// The names of the passes, in order.
@@ -552,14 +308,7 @@ impl Pipeline {
             verify(w, "the input")?;
         }
         let mut times = Vec::new();
-        // `pe_info` calls are read and removed before code is prepared for a back end.
-        let for_backends = ["outline", "stage", "kernels", "closure-conv", "split"];
-        let mut info_done = false;
         for p in &self.passes {
-            if !info_done && for_backends.contains(&p.name()) {
-                crate::pe_info::run(w, &mut cx.pe_info, cx.sources);
-                info_done = true;
-            }
             let t = Instant::now();
             p.run(w, cx)?;
             times.push(PassTime {
@@ -578,9 +327,6 @@ impl Pipeline {
             if wanted {
                 print(p.name(), &durin_ir::text::print(w));
             }
-        }
-        if !info_done {
-            crate::pe_info::run(w, &mut cx.pe_info, cx.sources);
         }
         Ok(times)
     }

@@ -11,7 +11,7 @@
 //! The pipeline removes most closures by specialization and inlining; [`closure_report`]
 //! lists those that survive, for `--report closures`.
 
-use crate::live::Live;
+use crate::analysis::live::Live;
 use crate::rewrite::{closed_conts, is_function_type, DefSet};
 use durin_ir::{Def, Node, Span, World};
 use rustc_hash::FxHashMap;

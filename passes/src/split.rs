@@ -11,7 +11,7 @@
 //! optimized in parts at once (the LLVM back end does). Split into its loops, a function
 //! is optimized in time proportional to its size, on every thread.
 //!
-//! A loop is split off when the function has at least [`MIN_FUNCTION_BLOCKS`] blocks, the
+//! A loop is split off when the function has at least [`Config::split_min_blocks`](crate::Config::split_min_blocks) blocks, the
 //! loop has at most half of them (a loop that is the whole function stays: splitting it
 //! would move the function, not divide it), and the loop is a single-entry, single-exit
 //! region: every jump into it goes to its header,
@@ -29,15 +29,14 @@
 //! buffers a loop reads and writes come from the runtime's allocator, whose results LLVM
 //! cannot tell apart in either form.
 
-use crate::outline::free_values;
+use crate::analysis::free::free_values;
+use crate::context::{Pass, PassContext};
 use crate::rewrite::{clone_conts, is_function_type, DefSet, Rewriter, UseCache};
+use durin_diag::Diagnostic;
 use durin_ir::analysis::cfg::{Cfg, DomTree};
 use durin_ir::analysis::looptree::LoopTree;
 use durin_ir::{Def, TypeKind, World};
 use rustc_hash::{FxHashMap, FxHashSet};
-
-/// A function with fewer blocks than this keeps its loops: LLVM's time on it is small.
-pub const MIN_FUNCTION_BLOCKS: usize = 1000;
 
 /// What splitting did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -57,7 +56,7 @@ struct Function {
 }
 
 /// Splits the outermost loops off every function with at least `min_blocks` blocks (the
-/// pass uses [`MIN_FUNCTION_BLOCKS`]). The world must be first-order (after
+/// pass uses [`Config::split_min_blocks`](crate::Config::split_min_blocks)). The world must be first-order (after
 /// `closure-conv`); where a function's blocks use a parameter of another function, the pass
 /// changes nothing.
 pub fn run(w: &mut World, min_blocks: usize) -> Stats {
@@ -291,5 +290,27 @@ fn split(w: &mut World, base: &str, r: &Region) {
         args.extend(&r.captured);
         args.push(r.exit);
         w.set_body(e, g, &args);
+    }
+}
+
+/// The pass `split`.
+pub(crate) struct Split;
+
+impl Pass for Split {
+    fn name(&self) -> &'static str {
+        "split"
+    }
+
+    fn description(&self) -> &'static str {
+        "function splitting (after `closure-conv`): each outermost single-entry, single-exit loop of a large function becomes a function of its own that the back end does not inline, so that LLVM's time grows with the program's size, not with its square"
+    }
+
+    fn lowers(&self) -> bool {
+        true
+    }
+
+    fn run(&self, w: &mut World, cx: &mut PassContext<'_>) -> Result<(), Diagnostic> {
+        run(w, cx.config.split_min_blocks);
+        Ok(())
     }
 }

@@ -2,8 +2,9 @@
 //! into a new world; the rest (the old versions of specialized or inlined code) stays
 //! behind. Names, locations and the order of nominals are kept, so the text form is stable.
 
-use crate::pipeline::Remap;
+use crate::context::{Pass, PassContext, Remap};
 use crate::rewrite::cont_param_types;
+use durin_diag::Diagnostic;
 use durin_ir::{Def, Node, World};
 use rustc_hash::FxHashMap;
 
@@ -115,5 +116,25 @@ impl Copier<'_> {
             let a: Vec<Def> = args.iter().map(|&x| self.import(x)).collect();
             self.new.set_body(nk, c, &a);
         }
+    }
+}
+
+/// The pass `dce`.
+pub(crate) struct Dce;
+
+impl Pass for Dce {
+    fn name(&self) -> &'static str {
+        "dce"
+    }
+
+    fn description(&self) -> &'static str {
+        "keep only what the external continuations reach"
+    }
+
+    fn run(&self, w: &mut World, cx: &mut PassContext<'_>) -> Result<(), Diagnostic> {
+        let (new, remap) = compact(w);
+        *w = new;
+        cx.rebuilt(remap);
+        Ok(())
     }
 }

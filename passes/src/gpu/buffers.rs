@@ -22,8 +22,9 @@
 //! The analysis is flow-insensitive and context-insensitive: it never calls a written
 //! buffer read-only, and may call a read-only buffer disqualified.
 
-use crate::footprint::{analyze, Footprint, HostSide, IndexVar, Indices, LoadOffset};
-use crate::kernels::without_casts;
+use super::footprint::{analyze, Footprint, HostSide, IndexVar, Indices, LoadOffset};
+use super::launch::{holds_pointer, without_casts};
+use super::model::Staging;
 use durin_diag::Span;
 use durin_ir::{Def, Kernel, Node, TypeKind, World};
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -74,7 +75,7 @@ pub struct Buffer {
     /// `Some(false)`), overriding `--shm` and the cost model.
     pub hint: Option<bool>,
     /// What the `stage` pass decided (read-only buffers, where it ran).
-    pub staging: Option<crate::stage::Staging>,
+    pub staging: Option<Staging>,
 }
 
 impl Buffer {
@@ -319,18 +320,6 @@ impl<'w> Tracer<'w> {
                 break;
             }
         }
-    }
-}
-
-/// Whether values of type `t` are or hold a pointer.
-pub(crate) fn holds_pointer(w: &World, t: durin_ir::Type) -> bool {
-    match w.kind(t) {
-        TypeKind::Ptr { .. } => true,
-        TypeKind::Array { elem, .. } => holds_pointer(w, *elem),
-        _ => w
-            .types()
-            .components(t)
-            .is_some_and(|cs| cs.iter().any(|&c| holds_pointer(w, c))),
     }
 }
 

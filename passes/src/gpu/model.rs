@@ -18,6 +18,35 @@
 //!
 //! The constants are the H100's (sm_90). The book's chapter on shared memory compares the
 //! estimates with times measured there.
+//!
+//! The decision the `stage` pass records for each buffer ([`Staging`]) and the modes that
+//! steer it ([`StageMode`]) live here too, so that read-only tracing, which carries the
+//! decision for the report, depends on the model and not on the pass.
+
+/// How `stage` chooses the buffers to stage (the hints in a kernel's code override it).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum StageMode {
+    /// None.
+    Off,
+    /// Every buffer that can be staged.
+    On,
+    /// The buffers the cost model expects a gain from.
+    #[default]
+    Auto,
+}
+
+/// What staging decided for one read-only buffer of a kernel.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Staging {
+    /// Whether it was staged.
+    pub staged: bool,
+    /// Why, in words.
+    pub why: String,
+    /// The cost model's estimate, where the buffer can be staged.
+    pub estimate: Option<Estimate>,
+    /// The shared memory its tile takes (bytes), where it can be staged.
+    pub bytes: i64,
+}
 
 /// What the model knows of the GPU.
 #[derive(Clone, Copy, Debug)]

@@ -1,12 +1,12 @@
 //! The pass `stage`: stages the read-only buffers of CUDA kernels into shared memory,
-//! those the cost model ([`crate::shm_model`]) expects a gain from (`--shm auto`), all that
+//! those the cost model ([`super::model`]) expects a gain from (`--shm auto`), all that
 //! can be staged (`--shm on`), or none (`--shm off`); a kernel's code overrides the choice
 //! for one of its buffers with the hints `shm_stage(p)` and `shm_keep(p)`.
 //!
 //! It runs after kernel outlining (each launched kernel is a closed continuation) and
 //! before launch lowering, on the host world, so that the interpreter runs the staged
 //! kernels as the GPU does. For each kernel with a constant block shape, read-only tracing
-//! and footprints ([`crate::buffers`]) find the buffers that can be staged:
+//! and footprints ([`super::buffers`]) find the buffers that can be staged:
 //!
 //! - a *tile*: reads that are a box of offsets around each thread's pixel with a boundary
 //!   handler (so that every element of the tile, halo included, can be read through the
@@ -29,13 +29,15 @@
 //! Then `__syncthreads`, and the kernel's own code. Clamped reads stay bitwise identical: a
 //! tile element holds what the kernel would have read there.
 
-use crate::buffers::{self, Access, KernelBuffers};
-use crate::footprint::{load_type, Footprint, IndexVar, LoadOffset};
-use crate::kernels::{allocation_results, launch_loc, launched_kernel};
-use crate::live::Live;
-use crate::rewrite::Rewriter;
-use crate::shm_model::{self, Estimate, Use};
-use crate::PassContext;
+use super::affine::same_value;
+use super::buffers::{self, Access, KernelBuffers};
+use super::footprint::{load_type, Footprint, IndexVar, LoadOffset};
+use super::launch::{allocation_results, launch_loc, launched_kernel};
+use super::model::{self, StageMode, Staging, Use};
+use crate::analysis::live::Live;
+use crate::context::{Pass, PassContext};
+use crate::rewrite::{Rewriter, ScopeIndex};
+use crate::simplify;
 use durin_diag::Diagnostic;
 use durin_ir::layout::size_align;
 use durin_ir::{AddrSpace, ArithOp, CmpOp, Def, Kernel, Node, TypeKind, World};
@@ -43,34 +45,34 @@ use durin_ir::{AddrSpace, ArithOp, CmpOp, Def, Kernel, Node, TypeKind, World};
 /// The most shared memory a kernel's tiles may take (CUDA's static limit per block).
 const MAX_SHARED: i64 = 48 * 1024;
 
-/// How `stage` chooses the buffers to stage (the hints in a kernel's code override it).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum StageMode {
-    /// None.
-    Off,
-    /// Every buffer that can be staged.
-    On,
-    /// The buffers the cost model expects a gain from.
-    #[default]
-    Auto,
-}
+/// The pass `stage`.
+pub(crate) struct Stage;
 
-/// What staging decided for one read-only buffer of a kernel.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Staging {
-    /// Whether it was staged.
-    pub staged: bool,
-    /// Why, in words.
-    pub why: String,
-    /// The cost model's estimate, where the buffer can be staged.
-    pub estimate: Option<Estimate>,
-    /// The shared memory its tile takes (bytes), where it can be staged.
-    pub bytes: i64,
+impl Pass for Stage {
+    fn name(&self) -> &'static str {
+        "stage"
+    }
+
+    fn description(&self) -> &'static str {
+        "shared-memory staging (after `outline`): read-only buffers of a kernel whose reads are a box around each thread's pixel through a boundary handler, or constant elements of a mask, are copied into shared memory at the kernel's entry, and their loads read the copy; which ones, `--shm` and the cost model decide"
+    }
+
+    fn lowers(&self) -> bool {
+        true
+    }
+
+    fn run(&self, w: &mut World, cx: &mut PassContext<'_>) -> Result<(), Diagnostic> {
+        // What only the replaced loads used (the handler's branches) goes.
+        if run(w, cx)? {
+            simplify::run(w, cx.config.fuel)?;
+        }
+        Ok(())
+    }
 }
 
 /// Stages what the mode and the hints choose in every launched kernel of `w`; records the
 /// decisions for `--report shm` where `cx` asks for them. Whether it staged anything.
-pub fn run(w: &mut World, cx: &mut PassContext) -> Result<bool, Diagnostic> {
+fn run(w: &mut World, cx: &mut PassContext) -> Result<bool, Diagnostic> {
     let mode = cx.config.shm;
     let live = Live::new(w);
     let hinted = live.conts().iter().any(|&c| {
@@ -78,13 +80,13 @@ pub fn run(w: &mut World, cx: &mut PassContext) -> Result<bool, Diagnostic> {
             && w.name(c)
                 .is_some_and(|n| buffers::staging_hint(n).is_some())
     });
-    if mode == StageMode::Off && !hinted && cx.kernel_buffers.is_none() {
+    if mode == StageMode::Off && !hinted && !cx.findings.wants_kernels() {
         return Ok(false);
     }
     let mut staged = false;
     let launches = live.launches(w);
     let allocated = allocation_results(w, live.conts());
-    let mut index = crate::rewrite::ScopeIndex::default();
+    let mut index = ScopeIndex::default();
     for l in &launches {
         let (k, captured) = launched_kernel(w, l, &allocated);
         let mut found = buffers::trace(
@@ -96,9 +98,9 @@ pub fn run(w: &mut World, cx: &mut PassContext) -> Result<bool, Diagnostic> {
         );
         staged |= stage_kernel(w, &k, &mut found, mode);
         // The report's place, only where there is a report.
-        if let Some(out) = cx.staged.as_mut() {
-            found.loc = launch_loc(w, l, cx.sources, &mut index);
-            out.push(found);
+        if cx.findings.wants_kernels() {
+            found.loc = launch_loc(w, l, cx.sources(), &mut index);
+            cx.findings.staged(found);
         }
     }
     Ok(staged)
@@ -262,8 +264,8 @@ fn stage_kernel(w: &mut World, k: &Kernel, found: &mut KernelBuffers, mode: Stag
         let mut reads: Vec<(i64, i64)> = b.offsets.iter().map(|o| (o.dx, o.dy)).collect();
         reads.sort_unstable();
         reads.dedup();
-        let estimate = shm_model::estimate(
-            &shm_model::SM90,
+        let estimate = model::estimate(
+            &model::SM90,
             &Use {
                 threads: bx * by,
                 reads: reads.len() as i64,
@@ -282,14 +284,14 @@ fn stage_kernel(w: &mut World, k: &Kernel, found: &mut KernelBuffers, mode: Stag
             ),
             (None, StageMode::On) => (true, "staged: --shm on".to_string()),
             (None, StageMode::Off) => (false, "not staged: --shm off".to_string()),
-            (None, StageMode::Auto) if gain >= shm_model::THRESHOLD => {
+            (None, StageMode::Auto) if gain >= model::THRESHOLD => {
                 (true, "staged: the model expects a gain".to_string())
             }
             (None, StageMode::Auto) => (
                 false,
                 format!(
                     "not staged: the model expects no gain of {:.0}% or more",
-                    shm_model::THRESHOLD * 100.0
+                    model::THRESHOLD * 100.0
                 ),
             ),
         };
@@ -518,112 +520,6 @@ fn moved_by(
         subst.insert(p, to);
     }
     subst
-}
-
-/// Whether `a` and `b` (computations without memory or control, such as [`Cloner`] makes)
-/// compute the same value: the same def; integers that are sums of the same terms (a
-/// literal times a def, compared the same way) and the same constant, as wrapping
-/// arithmetic does not care how they are grouped; or the same operation of operands that
-/// compute the same values. `false` says nothing (different, or not shown the same).
-fn same_value(w: &World, a: Def, b: Def, depth: u32) -> bool {
-    if a == b {
-        return true;
-    }
-    if depth > 64 || w.type_of(a) != w.type_of(b) {
-        return false;
-    }
-    let bits = match w.kind(w.type_of(a)) {
-        TypeKind::Int { bits, .. } => Some(*bits as u32),
-        _ => None,
-    };
-    // A sum or a multiple by a literal (what `linear` looks through).
-    let affine = |d: Def| match w.node(d) {
-        Node::Arith(ArithOp::Add | ArithOp::Sub) => true,
-        Node::Arith(ArithOp::Mul) => w.ops(d).iter().any(|&o| matches!(w.node(o), Node::Lit(_))),
-        _ => false,
-    };
-    if let Some(bits) = bits.filter(|_| affine(a) || affine(b)) {
-        let (mut ta, mut tb) = (Vec::new(), Vec::new());
-        let (mut ca, mut cb) = (0i64, 0i64);
-        linear(w, a, 1, &mut ta, &mut ca);
-        linear(w, b, 1, &mut tb, &mut cb);
-        let mask = |v: i64| {
-            if bits >= 64 {
-                v
-            } else {
-                v & ((1i64 << bits) - 1)
-            }
-        };
-        let terms = |t: Vec<(Def, i64)>| -> Vec<(Def, i64)> {
-            let mut merged: Vec<(Def, i64)> = Vec::new();
-            for (d, c) in t {
-                match merged.iter_mut().find(|(e, _)| *e == d) {
-                    Some(m) => m.1 = m.1.wrapping_add(c),
-                    None => merged.push((d, c)),
-                }
-            }
-            merged.retain(|&(_, c)| mask(c) != 0);
-            merged
-        };
-        let (ta, mut tb) = (terms(ta), terms(tb));
-        if mask(ca) != mask(cb) || ta.len() != tb.len() {
-            return false;
-        }
-        // Each term of one matches a term of the other with the same coefficient.
-        for (d, c) in ta {
-            let Some(i) = tb
-                .iter()
-                .position(|&(e, k)| mask(k) == mask(c) && same_value(w, d, e, depth + 1))
-            else {
-                return false;
-            };
-            tb.swap_remove(i);
-        }
-        return true;
-    }
-    let node = w.node(a);
-    if node != w.node(b) || node.is_nominal() || matches!(node, Node::Param(_)) {
-        return false;
-    }
-    let (oa, ob) = (w.ops(a), w.ops(b));
-    oa.len() == ob.len()
-        && oa
-            .iter()
-            .zip(ob)
-            .all(|(&x, &y)| same_value(w, x, y, depth + 1))
-}
-
-/// `d * scale` as a sum of terms `(def, coefficient)` and a constant, through additions,
-/// subtractions and multiplications by literals.
-fn linear(w: &World, d: Def, scale: i64, terms: &mut Vec<(Def, i64)>, constant: &mut i64) {
-    let ops = w.ops(d);
-    let lit = |x: Def| match w.node(x) {
-        Node::Lit(v) => Some(crate::footprint::sign_extend(w, x, v)),
-        _ => None,
-    };
-    match w.node(d) {
-        Node::Lit(v) => {
-            *constant =
-                constant.wrapping_add(scale.wrapping_mul(crate::footprint::sign_extend(w, d, v)))
-        }
-        Node::Arith(ArithOp::Add) => {
-            linear(w, ops[0], scale, terms, constant);
-            linear(w, ops[1], scale, terms, constant);
-        }
-        Node::Arith(ArithOp::Sub) => {
-            linear(w, ops[0], scale, terms, constant);
-            linear(w, ops[1], scale.wrapping_neg(), terms, constant);
-        }
-        Node::Arith(ArithOp::Mul) if lit(ops[1]).is_some() => {
-            let k = lit(ops[1]).unwrap_or(0);
-            linear(w, ops[0], scale.wrapping_mul(k), terms, constant);
-        }
-        Node::Arith(ArithOp::Mul) if lit(ops[0]).is_some() => {
-            let k = lit(ops[0]).unwrap_or(0);
-            linear(w, ops[1], scale.wrapping_mul(k), terms, constant);
-        }
-        _ => terms.push((d, scale)),
-    }
 }
 
 /// Computes a template read's pointer anew at the kernel's entry: a copy of its

@@ -15,7 +15,7 @@
 //! other CUDA function (a name with a `.` or starting with `__`, or an atomic of a type the
 //! runtime lacks) is an error at its place.
 
-use crate::kernels::string_global;
+use super::launch::string_global;
 use crate::rewrite::{clone_conts, cont_param_types, DefSet, Rewriter, ScopeIndex};
 use durin_diag::{Diagnostic, SourceMap, Span};
 use durin_ir::{AddrSpace, ArithOp, CmpOp, Def, Launch, Node, TypeKind, World};

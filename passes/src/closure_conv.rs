@@ -21,8 +21,8 @@
 //! Environments live on the heap and are never freed: closures that survive the pipeline
 //! are expected to be few (`--report closures` lists them).
 
-use crate::live::Live;
-use crate::pipeline::Remap;
+use crate::analysis::live::Live;
+use crate::context::{Pass, PassContext, Remap};
 use crate::rewrite::{
     cont_param_types, is_function_type, is_point_type, DefSet, ScopeIndex, UseCache,
 };
@@ -821,4 +821,28 @@ fn reaches_any(w: &World, d: Def, targets: &FxHashSet<Def>) -> bool {
         stack.extend_from_slice(w.ops(x));
     }
     false
+}
+
+/// The pass `closure-conv`.
+pub(crate) struct ClosureConv;
+
+impl Pass for ClosureConv {
+    fn name(&self) -> &'static str {
+        "closure-conv"
+    }
+
+    fn description(&self) -> &'static str {
+        "first-order form for native code: lift local functions that are only called to top level, and turn functions used as values into (code, environment) pairs"
+    }
+
+    fn lowers(&self) -> bool {
+        true
+    }
+
+    fn run(&self, w: &mut World, cx: &mut PassContext<'_>) -> Result<(), Diagnostic> {
+        let (new, remap, _) = run(w)?;
+        *w = new;
+        cx.rebuilt(remap);
+        Ok(())
+    }
 }

@@ -16,79 +16,9 @@
 //! constant number of rows down; one without it (an edge pixel, a reflection) is what the
 //! boundary handler reads outside the image, which staging would load through the handler.
 
+use super::affine::{add, atom, constant, mul, sign_extend, Atom, Poly, MAX_CANDIDATES};
 use durin_ir::{ArithOp, Def, Node, TypeKind, World};
 use rustc_hash::FxHashMap;
-use std::collections::BTreeMap;
-
-/// A factor of a monomial.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-enum Atom {
-    /// `threadIdx` x, y, z.
-    Tid(u8),
-    /// `blockIdx` x, y, z.
-    Bid(u8),
-    /// A value that is the same for every thread.
-    Uniform(Def),
-    /// A value of the host's world that the launch computes the kernel's parameters from.
-    Host(Def),
-}
-
-impl Atom {
-    fn of_thread(self) -> bool {
-        !matches!(self, Atom::Uniform(_) | Atom::Host(_))
-    }
-}
-
-/// A polynomial: monomials (sorted atoms) with integer coefficients.
-type Poly = BTreeMap<Vec<Atom>, i64>;
-
-/// Most candidates an index may have.
-const MAX_CANDIDATES: usize = 64;
-
-fn constant(c: i64) -> Poly {
-    let mut p = Poly::new();
-    if c != 0 {
-        p.insert(Vec::new(), c);
-    }
-    p
-}
-
-fn atom(a: Atom) -> Poly {
-    let mut p = Poly::new();
-    p.insert(vec![a], 1);
-    p
-}
-
-fn add(a: &Poly, b: &Poly, sign: i64) -> Poly {
-    let mut out = a.clone();
-    for (m, &c) in b {
-        let e = out.entry(m.clone()).or_insert(0);
-        *e = e.wrapping_add(sign.wrapping_mul(c));
-        if *e == 0 {
-            out.remove(m);
-        }
-    }
-    out
-}
-
-fn mul(a: &Poly, b: &Poly) -> Result<Poly, String> {
-    let mut out = Poly::new();
-    for (ma, &ca) in a {
-        for (mb, &cb) in b {
-            let mut m: Vec<Atom> = ma.iter().chain(mb).copied().collect();
-            if m.iter().filter(|a| a.of_thread()).count() > 1 {
-                return Err("a product of two thread indices".into());
-            }
-            m.sort();
-            let e = out.entry(m.clone()).or_insert(0);
-            *e = e.wrapping_add(ca.wrapping_mul(cb));
-            if *e == 0 {
-                out.remove(&m);
-            }
-        }
-    }
-    Ok(out)
-}
 
 /// The index analysis of one kernel.
 pub(crate) struct Indices<'w> {
@@ -336,17 +266,6 @@ impl<'w> Indices<'w> {
 
 fn is_int(w: &World, d: Def) -> bool {
     matches!(w.kind(w.type_of(d)), TypeKind::Int { .. })
-}
-
-/// The literal `v` of `d`'s type as a signed number.
-pub(crate) fn sign_extend(w: &World, d: Def, v: u64) -> i64 {
-    match w.kind(w.type_of(d)) {
-        TypeKind::Int { bits, signed: true } if *bits < 64 => {
-            let s = 64 - *bits as u32;
-            ((v << s) as i64) >> s
-        }
-        _ => v as i64,
-    }
 }
 
 /// What a block reads of a buffer.
