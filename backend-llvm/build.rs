@@ -1,7 +1,7 @@
 //! Links the LLVM components durin uses, statically: the x86 target, the optimizer's
 //! passes, MCJIT and what they need (`llvm-config --libs`). `llvm-sys` would link every
 //! component and target LLVM was built with (and Polly), and their static constructors ran
-//! at every start of a program that links this crate (docs/decisions.md).
+//! at every start of a program that links this crate (docs/src/decisions.md).
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -67,7 +67,7 @@ fn main() {
     }
     // The C++ library statically as well: resolving LLVM's 3,900 references into a shared
     // libstdc++ (vtables, type information) at every start was about half of what linking
-    // by component and statically saves (docs/decisions.md).
+    // by component and statically saves (docs/src/decisions.md).
     println!("cargo:rerun-if-env-changed=CXX");
     let out = Command::new(std::env::var("CXX").unwrap_or_else(|_| "c++".into()))
         .arg("-print-file-name=libstdc++.a")

@@ -210,7 +210,7 @@ fn backend_compile_times() {
     for path in &programs {
         let name = path.file_stem().unwrap().to_string_lossy().to_string();
         let text = std::fs::read_to_string(path).expect("readable program");
-        let out = durin_frontend::driver::compile(&[(path.display().to_string(), text)], true);
+        let out = durin_frontend::compile::compile(&[(path.display().to_string(), text)], true);
         let mut w = out.lowered.expect("the program compiles").world;
         durin_passes::Pipeline::for_native(2)
             .run(&mut w, &durin_passes::RunOptions::default(), |_, _| {})

@@ -8,7 +8,7 @@ use durin_driver::{
 use durin_passes::PrintAfter;
 use std::path::PathBuf;
 use std::process::ExitCode;
-/// mimalloc, also for LLVM: compiling allocates many small objects (docs/decisions.md).
+/// mimalloc, also for LLVM: compiling allocates many small objects (docs/src/decisions.md).
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

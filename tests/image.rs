@@ -306,7 +306,7 @@ fn with_resample(f: impl FnOnce(&Resample)) {
 /// at -O2) and calls `f` with a lookup of its exported functions' addresses.
 fn with_program(path: &str, first: &str, f: impl FnOnce(&dyn Fn(&str) -> usize)) {
     let text = std::fs::read_to_string(path).expect("the test program");
-    let out = durin_frontend::driver::compile_for(&[(path.to_string(), text)], true, false);
+    let out = durin_frontend::compile::compile_for(&[(path.to_string(), text)], true, false);
     assert!(!out.has_errors(), "{}", out.render());
     let mut w = out.lowered.expect("lowered").world;
     let opts = RunOptions {

@@ -6,12 +6,6 @@
 //!   through LLVM's JIT at each level, and as an executable from `durin build --emit exe`. Those files are written by hand from
 //!   what the program computes, never copied from durin's output. A `// args: A B` line
 //!   passes arguments after `--`.
-//! - `tests/lang/fail/NAME.art`: `durin check` must exit with 1, and its standard error
-//!   must equal the snapshot `tests/lang/fail/NAME.err`. After an intended change to
-//!   diagnostics, `DURIN_BLESS=1 cargo test --test lang` rewrites the snapshots; read the
-//!   diff before committing it.
-//! - `tests/lang/warn/NAME.art`: `durin check` must exit with 0, and its standard error
-//!   (the warnings) must equal `tests/lang/warn/NAME.err`, blessed the same way.
 //! - `tests/lang/trap/NAME.art`: `durin run --backend interp` must exit with 101 and name the
 //!   run-time error of the file's `// error:` line.
 
@@ -181,68 +175,6 @@ fn tempdir(name: &str) -> PathBuf {
     dir
 }
 
-/// Programs in `tests/pe/` are optimized at `-O2`; their IR must match the `.ir` snapshot
-/// and the facts their headers state: `// conts: N` (continuations left), `// absent: text`
-/// and `// present: text` (in the IR).
-#[test]
-fn partial_evaluation_gives_the_expected_ir() {
-    let files = files("../pe");
-    assert!(files.len() >= 5, "expected the partial-evaluation examples");
-    let bless = common::bless();
-    let mut failures = Vec::new();
-    for f in &files {
-        let src = std::fs::read_to_string(f).expect("readable");
-        let out = durin(&["check", "-O2", "--verify-each", "--print-ir"], f, &[]);
-        let ir = String::from_utf8_lossy(&out.stdout).to_string();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        if !out.status.success() || !stderr.is_empty() {
-            failures.push(format!("{}: failed\n{stderr}", f.display()));
-            continue;
-        }
-        let conts = ir
-            .lines()
-            .filter(|l| l.starts_with("cont ") || l.starts_with("extern cont ") && l.ends_with('{'))
-            .count();
-        for line in src.lines().take_while(|l| l.starts_with("//")) {
-            let fact = if let Some(n) = line.strip_prefix("// conts:") {
-                let n: usize = n.trim().parse().expect("a number");
-                (conts == n)
-                    .then_some(())
-                    .ok_or(format!("{conts} continuations, want {n}"))
-            } else if let Some(t) = line.strip_prefix("// absent:") {
-                (!ir.contains(t.trim()))
-                    .then_some(())
-                    .ok_or(format!("`{}` is in the IR", t.trim()))
-            } else if let Some(t) = line.strip_prefix("// present:") {
-                ir.contains(t.trim())
-                    .then_some(())
-                    .ok_or(format!("`{}` is not in the IR", t.trim()))
-            } else {
-                Ok(())
-            };
-            if let Err(e) = fact {
-                failures.push(format!("{}: {e}\n{ir}", f.display()));
-            }
-        }
-        let snap = f.with_extension("ir");
-        if bless {
-            std::fs::write(&snap, &ir).expect("snapshot writable");
-        } else if std::fs::read_to_string(&snap).unwrap_or_default() != ir {
-            failures.push(format!(
-                "{}: IR differs from {}\n{ir}",
-                f.display(),
-                snap.display()
-            ));
-        }
-    }
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
-}
-
-#[test]
-fn rejected_programs_give_the_expected_diagnostics() {
-    snapshots("fail", 1, 40);
-}
-
 /// `durin ARGS PATH` stops with exit status 101 and `want` in its error output.
 fn assert_run_time_error(path: &Path, args: &[&str], want: &str) {
     let out = durin(args, path, &[]);
@@ -288,16 +220,12 @@ fn run_time_errors_stop_the_program_with_exit_status_101() {
     }
 }
 
-#[test]
-fn warnings_do_not_stop_a_program() {
-    snapshots("warn", 0, 3);
-}
-
 /// A negated unsigned literal wraps around (in a `match` pattern too): the program returns
 /// 0 only if every value is the wrapped one, in the interpreter and both JITs.
 #[test]
 fn negated_unsigned_literals_wrap_in_every_backend() {
-    let f = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/lang/warn/unsigned_negation.art");
+    let f = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/filetests/warnings/unsigned_negation.art");
     for backend in ["interp", "llvm", "cranelift"] {
         assert_success(&durin(&["run", "--backend", backend], &f, &[]));
     }
@@ -318,7 +246,7 @@ fn an_exported_main_of_any_type_checks_but_does_not_run() {
 
 #[test]
 fn deny_warnings_turns_warnings_into_failure() {
-    for f in files("warn") {
+    for f in files("../filetests/warnings") {
         let out = durin(&["check", "--deny-warnings"], &f, &[]);
         assert_eq!(out.status.code(), Some(1), "{}", f.display());
         let stderr = String::from_utf8_lossy(&out.stderr);
@@ -360,54 +288,6 @@ fn closure_report_lists_what_survives() {
         lines[0].starts_with("closure: tests/lang/ok/loop_closures.art:5:")
             && lines[0].ends_with("stored in a value"),
         "{r}"
-    );
-}
-
-fn snapshots(sub: &str, want_exit: i32, at_least: usize) {
-    let files = files(sub);
-    assert!(
-        files.len() >= at_least,
-        "expected at least {at_least} programs in {sub}, found {}",
-        files.len()
-    );
-    let bless = common::bless();
-    let mut failures = Vec::new();
-    for f in &files {
-        // `// flags: -O2` in the first lines: options for `durin check`.
-        let src = std::fs::read_to_string(f).unwrap_or_default();
-        let flags: Vec<&str> =
-            header(&src, "// flags:").map_or(Vec::new(), |a| a.split_whitespace().collect());
-        let mut args = vec!["check"];
-        args.extend(flags);
-        let out = durin(&args, f, &[]);
-        let stderr = String::from_utf8_lossy(&out.stderr).to_string();
-        let snap = f.with_extension("err");
-        if out.status.code() != Some(want_exit) {
-            failures.push(format!(
-                "{}: exit {:?}, want {want_exit}\n{stderr}",
-                f.display(),
-                out.status.code()
-            ));
-            continue;
-        }
-        if bless {
-            std::fs::write(&snap, &stderr).expect("snapshot writable");
-            continue;
-        }
-        let expected = std::fs::read_to_string(&snap).unwrap_or_default();
-        if stderr != expected {
-            failures.push(format!(
-                "{}:\n--- got\n{stderr}--- snapshot\n{expected}",
-                f.display()
-            ));
-        }
-    }
-    assert!(
-        failures.is_empty(),
-        "{} of {} programs failed:\n{}",
-        failures.len(),
-        files.len(),
-        failures.join("\n")
     );
 }
 

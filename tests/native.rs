@@ -359,7 +359,7 @@ fn vectorize_hints_reach_llvms_loop_vectorizer() {
 }
 
 /// A loop that branches on a loop-invariant value stays one loop at `-O3`: LLVM's
-/// non-trivial unswitching, which would copy it per outcome, is off (docs/decisions.md);
+/// non-trivial unswitching, which would copy it per outcome, is off (docs/src/decisions.md);
 /// the vectorizer then computes both arms and selects. Every back end computes the same.
 #[test]
 fn loops_are_not_copied_per_outcome_of_an_invariant_branch() {

@@ -106,11 +106,11 @@ fn level(opt: u8) -> OptimizationLevel {
 /// Sets LLVM's process-wide options, once: loops are not unrolled by a run-time count (it
 /// cost compile time and gained no run time on the stencil programs), nor copied per outcome
 /// of an invariant branch (a seventh of the largest program's compile time for 3-4% of its
-/// run time; both in docs/decisions.md), and the SLP vectorizer stays off at every level.
+/// run time; both in docs/src/decisions.md), and the SLP vectorizer stays off at every level.
 /// It turned the fully unrolled update loops of small arrays into wide loads of memory that
 /// scalar stores had just written, which defeats store-to-load forwarding (n-body ran 1.2x
 /// slower) and gained nothing measurable elsewhere; durin's vectorization is the loop
-/// vectorizer, with `vectorize` to ask for it (docs/decisions.md). LLVM's pipeline options
+/// vectorizer, with `vectorize` to ask for it (docs/src/decisions.md). LLVM's pipeline options
 /// have a switch for it that LLVM 19's `default<On>` pipelines do not obey.
 fn configure_llvm() {
     static ONCE: std::sync::Once = std::sync::Once::new();
@@ -141,7 +141,7 @@ fn machine(opts: &Options) -> Result<(TargetMachine, String, String)> {
     // The x86 target alone, by its own initializers: LLVM's "native target" helpers are
     // compiled in one object with the initializers of every target LLVM was built with, and
     // calling them links all of those targets (and runs their static constructors at every
-    // start), though durin generates x86-64 code only (docs/decisions.md).
+    // start), though durin generates x86-64 code only (docs/src/decisions.md).
     Target::initialize_x86(&InitializationConfig::default());
     let triple = TargetMachine::get_default_triple();
     let target = Target::from_triple(&triple)

@@ -9,7 +9,7 @@
 //!
 //! durin generates x86-64 code only (its kernels are CUDA C). These definitions take the
 //! helpers' place, so the linker never needs that object: each initializes x86 alone.
-//! docs/decisions.md has the figures.
+//! docs/src/decisions.md has the figures.
 
 use inkwell::llvm_sys::target as t;
 

@@ -14,6 +14,7 @@
 mod cuda;
 mod ir_file;
 mod native;
+mod report;
 mod runtime_lib;
 mod session;
 
@@ -40,7 +41,7 @@ pub const EXIT_INTERNAL_ERROR: u8 = 70;
 /// here, once everything written to standard output and error (Rust's streams and C's) is
 /// out, without running exit handlers: those are LLVM's static destructors (its option and
 /// pass registries) and the allocator's return of free memory to the system, work whose
-/// result the end of the process makes moot (docs/decisions.md).
+/// result the end of the process makes moot (docs/src/decisions.md).
 pub fn exit(code: u8, runs_program: bool) -> std::process::ExitCode {
     if runs_program {
         return std::process::ExitCode::from(code);

@@ -1,6 +1,6 @@
 //! The compile session: sources in, diagnostics and artifacts out.
 
-use crate::{cuda, error, native, Backend, Emit, Options, Report, Target};
+use crate::{cuda, error, native, report, Backend, Emit, Options, Report, Target};
 use durin_diag::{render, Diagnostic, SourceMap};
 use durin_frontend::check::Program;
 use durin_ir::interp;
@@ -286,7 +286,7 @@ impl<'io> Session<'io> {
                 self.check_main(p)?;
             }
         }
-        durin_frontend::driver::drop_in_background(program);
+        durin_frontend::compile::drop_in_background(program);
         self.optimize(world, main, purpose, cpu_reason)
     }
 
@@ -296,7 +296,7 @@ impl<'io> Session<'io> {
         texts: Vec<(String, String)>,
         gpu: bool,
     ) -> Result<(Option<Program>, World, Option<Def>), Failed> {
-        let mut out = durin_frontend::driver::compile_for(&texts, true, gpu);
+        let mut out = durin_frontend::compile::compile_for(&texts, true, gpu);
         let _ = self.err.write_all(out.render().as_bytes());
         self.sources = std::mem::take(&mut out.sources);
         if self.options.time {
@@ -377,28 +377,8 @@ impl<'io> Session<'io> {
         let o = self.options.clone();
         let native =
             purpose == Purpose::Build || (purpose == Purpose::Run && o.backend != Backend::Interp);
-        let pipeline = match (&o.passes, native) {
-            (Some(list), false) => Pipeline::parse(list),
-            (Some(list), true) => Pipeline::parse(list).map(Pipeline::native),
-            (None, false) => Ok(Pipeline::for_level(o.opt_level)),
-            (None, true) => Ok(Pipeline::for_native(o.opt_level)),
-        };
-        let pipeline = pipeline.map_err(|e| self.fail(error(format!("--passes: {e}"))))?;
-        // Staging is for CUDA kernels, in the host world (the interpreter runs them too);
-        // under `--shm off` the pass still reads the kernels' hints. It needs outlined
-        // kernels, which need partial evaluation to know each launch's kernel (`check` at
-        // level 0 has none: a function that takes an accelerator stays generic there).
-        let specializes = pipeline.names().contains(&"pe");
-        let pipeline = match cpu_reason {
-            None if specializes => pipeline.with_staging(),
-            _ => pipeline,
-        };
-        // The interpreter runs CUDA kernels for the CUDA target only; for the CPU, a CUDA
-        // launch is the compile-time error it is for native code.
-        let pipeline = match (native, purpose, cpu_reason) {
-            (false, Purpose::Run, Some(_)) => pipeline.with_launch_check(),
-            _ => pipeline,
-        };
+        let pipeline = pipeline_for(&o, purpose, native, cpu_reason.is_some())
+            .map_err(|e| self.fail(error(format!("--passes: {e}"))))?;
         let run_opts = RunOptions {
             verify_each: o.verify_each,
             print_after: o.print_after.clone(),
@@ -442,24 +422,23 @@ impl<'io> Session<'io> {
                 times.len()
             ));
         }
-        if self.options.report == Some(Report::Closures) {
-            self.report_closures(&w);
-        }
-        if self.options.report == Some(Report::Shm) {
-            self.report_shm(&kernel_buffers);
-        }
-        if self.options.report == Some(Report::Launch) {
-            self.report_launch(&kernel_buffers, codegen.module.as_deref());
-        }
-        if self.options.time_passes {
-            self.say(format_args!("{:<12} {:>10} {:>10}", "pass", "ms", "defs"));
-            let mut total = 0.0;
-            for t in &times {
-                let ms = t.time.as_secs_f64() * 1e3;
-                total += ms;
-                self.say(format_args!("{:<12} {:>10.3} {:>10}", t.name, ms, t.defs));
-            }
-            self.say(format_args!("{:<12} {:>10.3}", "total", total));
+        let lines = match self.options.report {
+            Some(Report::Closures) => report::closures(&w, &self.sources),
+            Some(Report::Shm) => report::shm(&kernel_buffers, &self.sources),
+            Some(Report::Launch) => report::launch(
+                &kernel_buffers,
+                codegen.module.as_deref(),
+                &self.options.gpu_arch,
+                &self.sources,
+            ),
+            _ => Vec::new(),
+        };
+        let times = match self.options.time_passes {
+            true => report::pass_times(&times),
+            false => Vec::new(),
+        };
+        for line in lines.iter().chain(&times) {
+            self.say(format_args!("{line}"));
         }
         Ok(Compiled {
             world: w,
@@ -467,145 +446,39 @@ impl<'io> Session<'io> {
             device: codegen.module,
         })
     }
+}
 
-    /// `--report launch`: per kernel, its block shape, the resources of its code in NVRTC's
-    /// cubin for `--gpu-arch`, and the blocks an SM of that architecture runs at once.
-    fn report_launch(&mut self, kernels: &[durin_passes::KernelBuffers], source: Option<&str>) {
-        use durin_runtime::cuda::{cubin, nvrtc};
-        let Some(source) = source.filter(|_| !kernels.is_empty()) else {
-            self.say(format_args!("launch: no CUDA kernels"));
-            return;
-        };
-        let arch = self.options.gpu_arch.clone();
-        let found = nvrtc::check_arch(&arch).and_then(|cc| {
-            let (bin, _) = nvrtc::cached_cubin(source, &arch)?;
-            Ok((cc, cubin::resources(&bin)?))
-        });
-        let (cc, resources) = match found {
-            Ok(r) => r,
-            Err(e) => {
-                self.say(format_args!("launch: no resources for {arch}: {e}"));
-                (0, Vec::new())
-            }
-        };
-        for k in kernels {
-            let place = self.sources.place(k.loc);
-            let block = match k.block {
-                Some([x, y, z]) => format!("blocks of {x}x{y}x{z}"),
-                None => "blocks of a size known at run time".to_string(),
-            };
-            let tile = match k.tile {
-                Some(t) => format!(
-                    " of {}x{} pixels, {}x{} per thread",
-                    t.block[0], t.block[1], t.thread[0], t.thread[1]
-                ),
-                None => String::new(),
-            };
-            let Some(r) = resources.iter().find(|r| r.name == k.name) else {
-                self.say(format_args!(
-                    "launch: kernel `{}` ({place}), {block}{tile}",
-                    k.name
-                ));
-                continue;
-            };
-            let sm = cubin::sm(cc);
-            let shared = match sm {
-                Some(sm) if r.reserved_included => r.shared.saturating_sub(sm.reserved),
-                _ => r.shared,
-            };
-            let mut line = format!(
-                "launch: kernel `{}` ({place}), {block}{tile}: {} registers, {shared} bytes of shared memory, {} bytes of local memory per thread",
-                k.name, r.registers, r.local
-            );
-            match (sm, k.block) {
-                (Some(sm), Some([x, y, z])) => {
-                    let threads = x * y * z;
-                    let (n, limit) = cubin::occupancy(sm, threads, r);
-                    let warps = n * threads.div_ceil(32);
-                    line += &format!(
-                        "; {n} blocks ({warps} warps, {}% of {}) per SM of {arch}, limited by {}",
-                        100 * warps / sm.warps,
-                        sm.warps,
-                        limit.describe()
-                    );
-                }
-                (None, _) => line += &format!("; no occupancy model for {arch}"),
-                (_, None) => {}
-            }
-            self.say(format_args!("{line}"));
-        }
-    }
-
-    /// `--report shm`: per kernel, a line for each buffer: what the kernel does with it.
-    fn report_shm(&mut self, kernels: &[durin_passes::KernelBuffers]) {
-        use durin_passes::Access;
-        if kernels.is_empty() {
-            self.say(format_args!("shm: no CUDA kernels"));
-        }
-        for k in kernels {
-            let block = match k.block {
-                Some([x, y, z]) => format!("blocks of {x}x{y}x{z}"),
-                None => "blocks of a size known at run time".to_string(),
-            };
-            let mut place = self.sources.place(k.loc);
-            // A kernel of a library's code: the program's own call it was specialized for.
-            if let Some(at) = self.sources.program_call(k.loc, &k.expanded_from) {
-                let at = self.sources.place(Some(at));
-                place += &format!(", specialized for the call at {at}");
-            }
-            self.say(format_args!("shm: kernel `{}` ({place}), {block}", k.name));
-            for b in &k.buffers {
-                let what = durin_passes::describe_root(&b.root);
-                let loads = match b.loads {
-                    1 => "1 load".to_string(),
-                    n => format!("{n} loads"),
-                };
-                let line = match &b.access {
-                    Access::ReadOnly => {
-                        let fp = b.footprint.as_ref().map(|f| footprint_text(f, k.block));
-                        format!("read-only ({loads}); {}", fp.unwrap_or_default())
-                    }
-                    Access::Written => format!("written at {}", self.sources.place(b.at)),
-                    Access::Disqualified(why) => {
-                        format!("disqualified: {why} (at {})", self.sources.place(b.at))
-                    }
-                    Access::Unused => "not accessed".to_string(),
-                };
-                self.say(format_args!("shm:   {what}: {line}"));
-                // The `stage` pass, in every CUDA pipeline, decided for each read-only buffer.
-                if let Some(s) = &b.staging {
-                    self.say(format_args!("shm:     {}", staging_text(s)));
-                }
-            }
-            let staged: Vec<_> = (k.buffers.iter())
-                .filter_map(|b| b.staging.as_ref().filter(|s| s.staged))
-                .collect();
-            if !staged.is_empty() {
-                let bytes: i64 = staged.iter().map(|s| s.bytes).sum();
-                self.say(format_args!(
-                    "shm:   staged {} buffer{}, {bytes} bytes of shared memory per block",
-                    staged.len(),
-                    if staged.len() == 1 { "" } else { "s" }
-                ));
-            }
-        }
-    }
-
-    /// `--report closures`: one line per closure left, with its place, then a summary.
-    fn report_closures(&mut self, w: &World) {
-        let report = durin_passes::closure_report(w);
-        for c in &report.closures {
-            let place = self.sources.place(c.loc);
-            let name = c.name.as_deref().unwrap_or("(unnamed)");
-            self.say(format_args!("closure: {place}: `{name}`: {}", c.why));
-        }
-        self.say(format_args!(
-            "closures: {} left ({} top-level functions, {} blocks)",
-            report.closures.len(),
-            report.functions,
-            report.blocks
-        ));
-    }
+/// The pipeline the options pick for `purpose`: `--passes` or the level's, made `native`
+/// for a native back end, with shared-memory staging for CUDA kernels (`cpu`: the
+/// accelerator is the CPU) and, for the interpreter under a CPU target, the check that no
+/// CUDA launch is left.
+fn pipeline_for(
+    o: &Options,
+    purpose: Purpose,
+    native: bool,
+    cpu: bool,
+) -> Result<Pipeline, String> {
+    let pipeline = match (&o.passes, native) {
+        (Some(list), false) => Pipeline::parse(list)?,
+        (Some(list), true) => Pipeline::parse(list)?.native(),
+        (None, false) => Pipeline::for_level(o.opt_level),
+        (None, true) => Pipeline::for_native(o.opt_level),
+    };
+    // Staging is for CUDA kernels, in the host world (the interpreter runs them too);
+    // under `--shm off` the pass still reads the kernels' hints. It needs outlined
+    // kernels, which need partial evaluation to know each launch's kernel (`check` at
+    // level 0 has none: a function that takes an accelerator stays generic there).
+    let specializes = pipeline.names().contains(&"pe");
+    let pipeline = match cpu {
+        false if specializes => pipeline.with_staging(),
+        _ => pipeline,
+    };
+    // The interpreter runs CUDA kernels for the CUDA target only; for the CPU, a CUDA
+    // launch is the compile-time error it is for native code.
+    Ok(match (native, purpose, cpu) {
+        (false, Purpose::Run, true) => pipeline.with_launch_check(),
+        _ => pipeline,
+    })
 }
 
 /// The text of a source file (`-`: standard input). Reading stops with an error past
@@ -650,67 +523,4 @@ fn same_file(a: &Path, b: &Path) -> bool {
         (Ok(x), Ok(y)) => x == y,
         _ => false,
     }
-}
-
-/// A buffer's footprint for `--report shm`, with the tile a block of `block` threads reads.
-fn footprint_text(f: &durin_passes::Footprint, block: Option<[u32; 3]>) -> String {
-    use durin_passes::Footprint;
-    match f {
-        Footprint::Box {
-            dx,
-            dy,
-            rows,
-            edge,
-            bounded,
-        } => {
-            let down = if *rows {
-                " (rows a run-time pitch apart)"
-            } else {
-                ""
-            };
-            let mut s = format!(
-                "footprint: columns {:+} to {:+}, rows {:+} to {:+}{down} of each thread's pixel",
-                dx.0, dx.1, dy.0, dy.1
-            );
-            if let Some([bx, by, _]) = block {
-                let (tw, th) = (bx as i64 + dx.1 - dx.0, by as i64 + dy.1 - dy.0);
-                s.push_str(&format!("; tile {tw}x{th} elements per block"));
-            }
-            if *edge {
-                s.push_str("; outside the image, the boundary handler's reads");
-            }
-            if *edge && !bounded {
-                s.push_str(" (not along every axis)");
-            }
-            s
-        }
-        Footprint::ThreadIndependent { elements: None } => {
-            "footprint: the same elements for every thread (a mask)".to_string()
-        }
-        Footprint::ThreadIndependent {
-            elements: Some((lo, hi)),
-        } => format!("footprint: elements {lo} to {hi} for every thread (a mask)"),
-        Footprint::NotAffine(why) => format!("footprint: not affine ({why})"),
-    }
-}
-
-/// What staging decided for a buffer, with the cost model's estimate, for `--report shm`.
-fn staging_text(s: &durin_passes::Staging) -> String {
-    let Some(e) = &s.estimate else {
-        return s.why.clone();
-    };
-    let l1 = if e.fits_l1 {
-        "the L1 holds what the resident blocks read"
-    } else {
-        "the resident blocks' tiles overflow the L1"
-    };
-    format!(
-        "{}; estimated gain {:+.0}% of the block's memory instructions for it ({:.0} without staging, {:.0} with: {} bytes of shared memory, {} blocks per SM, {l1})",
-        s.why,
-        e.gain() * 100.0,
-        e.unstaged,
-        e.staged,
-        s.bytes,
-        e.resident.1,
-    )
 }

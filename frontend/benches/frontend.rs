@@ -9,7 +9,7 @@
 //!
 //! Run: `cargo bench -p durin-frontend --bench frontend` (`-- --lines N` for another size).
 
-use durin_frontend::driver;
+use durin_frontend::compile;
 use durin_frontend::lexer;
 use durin_frontend::source::SourceMap;
 use std::fmt::Write;
@@ -82,7 +82,7 @@ fn main() {
         lex.push(t.elapsed().as_secs_f64());
         assert!(toks.len() > nlines, "lexed");
         let t = Instant::now();
-        let out = driver::compile(&[("gen.art".to_string(), src.clone())], true);
+        let out = compile::compile(&[("gen.art".to_string(), src.clone())], true);
         total.push(t.elapsed().as_secs_f64());
         assert!(
             !out.has_errors(),

@@ -3,7 +3,7 @@
 //! lowers to IR that verifies.
 
 use durin_frontend::source::SourceMap;
-use durin_frontend::{diag, driver, lexer, parser};
+use durin_frontend::{compile, diag, lexer, parser};
 use proptest::prelude::*;
 
 fn config() -> ProptestConfig {
@@ -101,7 +101,7 @@ fn check(src: &str) -> Result<(), TestCaseError> {
 
 /// Checks and lowers `src`; an accepted program must give verifiable IR.
 fn whole_frontend(src: &str) -> Result<(), TestCaseError> {
-    let out = driver::compile(&[("t.art".to_string(), src.to_string())], true);
+    let out = compile::compile(&[("t.art".to_string(), src.to_string())], true);
     let _ = out.render();
     if let (Some(l), false) = (&out.lowered, out.has_errors()) {
         if let Err(errors) = durin_ir::verify::verify(&l.world) {

@@ -21,6 +21,8 @@
 //! Environments live on the heap and are never freed: closures that survive the pipeline
 //! are expected to be few (`--report closures` lists them).
 
+use crate::analysis;
+use crate::analysis::free::Outside;
 use crate::analysis::live::Live;
 use crate::context::{Pass, PassContext, Remap};
 use crate::rewrite::{
@@ -151,54 +153,18 @@ fn free_values(
 ) -> Result<FxHashMap<Def, DefSet>, Diagnostic> {
     let mut free: FxHashMap<Def, DefSet> = FxHashMap::default();
     let mut calls: FxHashMap<Def, DefSet> = FxHashMap::default();
+    // A continuation outside a scope: nothing to give when closed, a call when lifted, a
+    // value otherwise.
+    let outside = |x: Def| match (closed.get(&x).copied().unwrap_or(true), kinds.get(&x)) {
+        (true, _) => Outside::Ignored,
+        (false, Some(Kind::Lift)) => Outside::Called,
+        (false, _) => Outside::Value,
+    };
     for &c in closures {
-        let members = &scopes[&c];
-        let mut fv = DefSet::default();
-        let mut lifted = DefSet::default();
-        let mut seen = FxHashSet::default();
-        let mut stack: Vec<Def> = Vec::new();
-        for &m in members {
-            if let Some((callee, args)) = w.body(m) {
-                stack.push(callee);
-                stack.extend_from_slice(args);
-            }
-        }
-        while let Some(x) = stack.pop() {
-            if !seen.insert(x) {
-                continue;
-            }
-            match w.node(x) {
-                Node::Param(_) => {
-                    if !members.contains(&w.ops(x)[0]) {
-                        fv.insert(x);
-                    }
-                }
-                Node::Cont => {
-                    if members.contains(&x) || closed.get(&x).copied().unwrap_or(true) {
-                        continue;
-                    }
-                    if kinds.get(&x) == Some(&Kind::Lift) {
-                        lifted.insert(x);
-                    } else {
-                        fv.insert(x);
-                    }
-                }
-                Node::Global { .. } => {}
-                _ if w.ops(x).is_empty() => {}
-                _ => {
-                    if in_scope(w, index.cache(), members, x) {
-                        stack.extend_from_slice(w.ops(x));
-                    } else if index.cache().of(w, x).iter().any(|&y| {
-                        matches!(w.node(y), Node::Param(_))
-                            || !closed.get(&y).copied().unwrap_or(true)
-                    }) {
-                        fv.insert(x);
-                    }
-                }
-            }
-        }
-        free.insert(c, fv);
-        calls.insert(c, lifted);
+        let found =
+            analysis::free::free_values(w, &scopes[&c], index.cache(), &outside, &|_| false);
+        free.insert(c, found.values);
+        calls.insert(c, found.called);
     }
     // Lifted functions called from a scope: their free values are needed at the call.
     loop {
@@ -230,9 +196,9 @@ fn free_values(
                 return Err(Diagnostic::error_at(
                     w.loc(c),
                     format!(
-                        "cannot convert `{}`: it jumps to `{}` of the code around it (a `break`, `continue` or `return` out of a closure that was not specialized away)",
+                        "cannot convert `{}`: it jumps to {} of the code around it (a `break`, `continue` or `return` out of a closure that was not specialized away)",
                         w.name(c).unwrap_or("closure"),
-                        w.name(x).unwrap_or("a continuation")
+                        w.name(x).map_or("a continuation".to_string(), |n| format!("`{n}`"))
                     ),
                 )
                 .with_note_at(

@@ -10,7 +10,7 @@
 //! not known at compile time, or that would capture a closure, a continuation or the
 //! address of a host stack slot, is an error at the launch's source location.
 
-use crate::analysis::free::free_values;
+use crate::analysis::free::captured;
 use crate::analysis::live::Live;
 use crate::context::{Pass, PassContext};
 use crate::rewrite::{clone_conts, is_function_type, DefSet, Rewriter, ScopeIndex, UseCache};
@@ -69,7 +69,7 @@ fn outline(
         .filter(|s| sources.is_some_and(|m| !m.is_library(s.file)));
     let kernel_loc = in_program.or(w.loc(l.kernel)).or(loc);
     check_host_control(w, &scope, cache, kernel_loc)?;
-    let captured = free_values(w, &scope, cache);
+    let captured = captured(w, &scope, cache);
     if captured.is_empty() && l.captured.is_empty() {
         return Ok(false);
     }

@@ -29,7 +29,7 @@
 //! buffers a loop reads and writes come from the runtime's allocator, whose results LLVM
 //! cannot tell apart in either form.
 
-use crate::analysis::free::free_values;
+use crate::analysis::free::captured;
 use crate::context::{Pass, PassContext};
 use crate::rewrite::{clone_conts, is_function_type, DefSet, Rewriter, UseCache};
 use durin_diag::Diagnostic;
@@ -218,7 +218,7 @@ fn region(
     {
         return None;
     }
-    let captured: Vec<Def> = free_values(w, &body, cache)
+    let captured: Vec<Def> = captured(w, &body, cache)
         .into_iter()
         .filter(|&c| c != exit)
         .collect();

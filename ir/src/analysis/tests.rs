@@ -1,5 +1,5 @@
 //! Tests of the analyses on a program with two nested loops
-//! (`tests/ir/nested_loops.dir` in the repository).
+//! (`tests/filetests/ir/nested_loops.dir` in the repository).
 
 use super::cfg::{Cfg, DomTree};
 use super::looptree::LoopTree;
@@ -8,7 +8,7 @@ use super::scope::Scope;
 use crate::def::Def;
 use crate::world::World;
 
-const NESTED: &str = include_str!("../../../tests/ir/nested_loops.dir");
+const NESTED: &str = include_str!("../../../tests/filetests/ir/nested_loops.dir");
 
 fn world() -> World {
     crate::text::parse(NESTED).expect("the test program parses")
