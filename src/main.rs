@@ -211,12 +211,7 @@ fn options(c: CompileArgs, default_level: u8) -> Options {
 }
 
 fn main() -> ExitCode {
-    // A panic is a bug in durin: say so, and exit with a status of its own.
-    std::panic::set_hook(Box::new(|info| {
-        eprintln!("error: internal compiler error: {info}");
-        eprintln!("  note: this is a bug in durin; please report it with the program and the command line");
-        std::process::exit(durin_driver::EXIT_INTERNAL_ERROR.into());
-    }));
+    durin_driver::report_panics_as_internal_errors();
     let cli = Cli::parse();
     let (mut stdout, mut stderr) = (std::io::stdout(), std::io::stderr());
     macro_rules! session {
@@ -230,9 +225,7 @@ fn main() -> ExitCode {
         Command::Check {
             list_passes: true, ..
         } => {
-            for (name, what) in durin_passes::passes() {
-                println!("{name:12} {what}");
-            }
+            print!("{}", durin_driver::pass_list());
             Ok(0)
         }
         Command::Check {

@@ -35,6 +35,23 @@ pub const EXIT_RUNTIME_ERROR: u8 = 101;
 /// error), distinct from a rejected program (1) and a program's run-time error.
 pub const EXIT_INTERNAL_ERROR: u8 = 70;
 
+/// Makes a panic what it is, a bug in durin: the message, a request to report it, and the
+/// exit status [`EXIT_INTERNAL_ERROR`] (the command line installs this first).
+pub fn report_panics_as_internal_errors() {
+    std::panic::set_hook(Box::new(|info| {
+        eprintln!("error: internal compiler error: {info}");
+        eprintln!("  note: this is a bug in durin; please report it with the program and the command line");
+        std::process::exit(EXIT_INTERNAL_ERROR.into());
+    }));
+}
+
+/// The built-in passes, a line each: name and what it does (`durin check --list-passes`).
+pub fn pass_list() -> String {
+    durin_passes::passes()
+        .map(|(name, what)| format!("{name:12} {what}\n"))
+        .collect()
+}
+
 /// The end of the `durin` command, with exit status `code`. After a command that ran a
 /// program of the user's (`runs_program`), the status to return from `main`, so that the
 /// process's exit handlers run (the program's own among them). Otherwise the process ends
