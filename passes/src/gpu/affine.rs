@@ -29,9 +29,6 @@ impl Atom {
 /// A polynomial: monomials (sorted atoms) with integer coefficients.
 pub(crate) type Poly = BTreeMap<Vec<Atom>, i64>;
 
-/// Most candidates an index may have.
-pub(crate) const MAX_CANDIDATES: usize = 64;
-
 pub(crate) fn constant(c: i64) -> Poly {
     let mut p = Poly::new();
     if c != 0 {

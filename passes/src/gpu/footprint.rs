@@ -16,9 +16,12 @@
 //! constant number of rows down; one without it (an edge pixel, a reflection) is what the
 //! boundary handler reads outside the image, which staging would load through the handler.
 
-use super::affine::{add, atom, constant, mul, sign_extend, Atom, Poly, MAX_CANDIDATES};
+use super::affine::{add, atom, constant, mul, sign_extend, Atom, Poly};
 use durin_ir::{ArithOp, Def, Node, TypeKind, World};
 use rustc_hash::FxHashMap;
+
+/// Most candidates an index may have.
+const MAX_CANDIDATES: usize = 64;
 
 /// The index analysis of one kernel.
 pub(crate) struct Indices<'w> {
