@@ -38,6 +38,8 @@ struct Lowerer<'p> {
     imports: FxHashMap<(Box<str>, Type), Def>,
     /// The `pe_info` import for each type of value.
     pe_infos: FxHashMap<Type, Def>,
+    /// The `pe_error` import, once made.
+    pe_error: Option<Def>,
     statics: FxHashMap<StaticId, Def>,
     /// Values of immutable statics (constants, computed once).
     static_vals: FxHashMap<StaticId, Def>,
@@ -81,6 +83,7 @@ pub fn lower(prog: &mut Program, diags: &mut Vec<Diagnostic>) -> Lowered {
         fn_insts: FxHashMap::default(),
         imports: FxHashMap::default(),
         pe_infos: FxHashMap::default(),
+        pe_error: None,
         statics: FxHashMap::default(),
         static_vals: FxHashMap::default(),
         strings: FxHashMap::default(),
@@ -503,17 +506,17 @@ impl<'p> Lowerer<'p> {
                 }
                 k
             }
-            "pe_info" => {
+            "pe_info" | "pe_error" => {
                 self.diags.push(Diagnostic::error(
                     span,
-                    "the intrinsic `pe_info` can only be called, not used as a value".to_string(),
+                    format!("the intrinsic `{name}` can only be called, not used as a value"),
                 ));
                 self.w.bottom(t)
             }
             _ => {
                 self.diags.push(Diagnostic::error(
                     span,
-                    format!("unknown intrinsic `{name}` (durin's `cc = \"thorin\"` intrinsics are `cuda`, `reserve_shared` and `pe_info`)"),
+                    format!("unknown intrinsic `{name}` (durin's `cc = \"thorin\"` intrinsics are `cuda`, `reserve_shared`, `pe_info` and `pe_error`)"),
                 ));
                 self.w.bottom(t)
             }
@@ -1015,6 +1018,9 @@ impl<'p> Lowerer<'p> {
                         if &**cc == "thorin" && &**name == "pe_info" {
                             return self.pe_info(arg, e.span);
                         }
+                        if &**cc == "thorin" && &**name == "pe_error" {
+                            return self.pe_error(arg, e.span);
+                        }
                     }
                 }
                 let mut c = self.emit(callee);
@@ -1320,9 +1326,13 @@ impl<'p> Lowerer<'p> {
     /// Whether a call to `callee` is a jump (not a builtin the compiler expands).
     fn is_plain_call(&self, callee: &Expr) -> bool {
         match &callee.kind {
-            K::Fn(f, _) => {
-                !matches!(&self.p.fns[*f as usize].linkage, Linkage::Import { cc, name } if &**cc == "builtin" && is_builtin_op(name))
-            }
+            // Builtin operators and the intrinsics that pass their call's place are lowered
+            // where they are called, not as calls.
+            K::Fn(f, _) => !matches!(
+                &self.p.fns[*f as usize].linkage,
+                Linkage::Import { cc, name } if (&**cc == "builtin" && is_builtin_op(name))
+                    || (&**cc == "thorin" && matches!(&**name, "pe_info" | "pe_error"))
+            ),
             _ => true,
         }
     }
@@ -1461,6 +1471,32 @@ impl<'p> Lowerer<'p> {
         };
         let k = self.block("ret", &[]);
         self.jump(f, &[msg, val, place, k], span);
+        self.enter(k);
+        self.unit()
+    }
+
+    /// `pe_error(message)`: a call of the import `pe_error` that also passes the call's
+    /// place, as `pe_info` does. A call that partial evaluation leaves in the program is a
+    /// compile-time error there (`durin_passes::pe_info`).
+    fn pe_error(&mut self, arg: &Expr, span: Span) -> Def {
+        let msg = self.emit(arg);
+        let i64t = self.w.ty_int(64, true);
+        let place = ((span.file.index() as u64) << 32) | span.start as u64;
+        let place = self.w.lit(i64t, place);
+        let mem_t = self.w.ty_mem();
+        let ret_t = self.w.ty_cont(&[mem_t]);
+        let ps = [mem_t, self.w.type_of(msg), i64t, ret_t];
+        let f = match self.pe_error {
+            Some(f) => f,
+            None => {
+                let f = self.w.cont(&ps, "pe_error");
+                self.w.make_external(f);
+                self.pe_error = Some(f);
+                f
+            }
+        };
+        let k = self.block("ret", &[]);
+        self.jump(f, &[msg, place, k], span);
         self.enter(k);
         self.unit()
     }

@@ -2,7 +2,9 @@
 //! evaluation, each call left in the program is recorded with its place, its message and
 //! its value where that is known (a literal, or a tuple, struct or array of them), and
 //! becomes a jump to its return point, so that no back end and no kernel sees it. The
-//! driver prints the records. The pipelines run this pass (`pe-info`) before the first pass
+//! driver prints the records. `pe_error(message)` (durin's): a call left after partial
+//! evaluation is a compile-time error with that message at the call, which a library
+//! guards with what partial evaluation knows (`if ?r && r < 0 { pe_error(..) }`). The pipelines run this pass (`pe-info`) before the first pass
 //! that prepares code for a back end (`outline` ...), or at their end
 //! ([`crate::Pipeline::with_pe_info`]).
 
@@ -14,61 +16,81 @@ use durin_ir::{Def, Node, TypeKind, World};
 /// The import's name.
 pub const NAME: &str = "pe_info";
 
+/// The name of the compile-time error intrinsic.
+pub const ERROR: &str = "pe_error";
+
 /// Records and removes every call of `pe_info` in `w` (see the module's documentation);
-/// `sources` turns each call's place (passed as a literal) back into a span.
+/// `sources` turns each call's place (passed as a literal) back into a span. A call of
+/// `pe_error` left in the program is an error at its place (the first in the program's
+/// order), with the calls its code was specialized for.
 pub(crate) fn run(
     w: &mut World,
     out: &mut Vec<(Option<Span>, String)>,
     sources: Option<&SourceMap>,
-) {
+) -> Result<(), Diagnostic> {
     // The imports themselves (one per type of value); without any, nothing to walk.
     let imports: Vec<Def> = (w.externals())
-        .filter(|&k| w.body(k).is_none() && w.name(k) == Some(NAME))
+        .filter(|&k| w.body(k).is_none() && matches!(w.name(k), Some(NAME | ERROR)))
         .collect();
     if imports.is_empty() {
-        return;
+        return Ok(());
     }
-    let live = Live::new(w);
-    for &c in live.conts() {
-        let Some((callee, args)) = w.body(c).map(|(f, a)| (f, a.to_vec())) else {
-            continue;
-        };
-        let is_info = w.node(callee) == Node::Cont
-            && w.body(callee).is_none()
-            && w.is_external(callee)
-            && w.name(callee) == Some(NAME);
-        let [mem, msg, val, place, ret] = args.as_slice() else {
-            continue;
-        };
-        if !is_info {
-            continue;
-        }
-        let message =
-            string(w, *msg).unwrap_or_else(|| "(a message not known at compile time)".into());
-        let value = shown(w, *val, 0).unwrap_or_else(|| "not known at compile time".into());
-        // The call's place: file number and byte, which the front end passed.
-        let at = match w.node(*place) {
+    // The call's place: file number and byte, which the front end passed.
+    let place_of = |w: &World, place: Def, c: Def| {
+        let at = match w.node(place) {
             Node::Lit(v) => sources
                 .and_then(|m| m.file_id((v >> 32) as usize))
                 .map(|f| Span::new(f, (v & 0xffff_ffff) as usize, (v & 0xffff_ffff) as usize)),
             _ => None,
         };
-        let at = at.or(w.loc(c));
-        out.push((at, format!("{message}: {value}")));
-        w.set_body(c, *ret, &[*mem]);
+        at.or(w.loc(c))
+    };
+    let live = Live::new(w);
+    let mut errors: Vec<Diagnostic> = Vec::new();
+    for &c in live.conts() {
+        let Some((callee, args)) = w.body(c).map(|(f, a)| (f, a.to_vec())) else {
+            continue;
+        };
+        if !imports.contains(&callee) {
+            continue;
+        }
+        match (w.name(callee), args.as_slice()) {
+            (Some(NAME), [mem, msg, val, place, ret]) => {
+                let message = string(w, *msg)
+                    .unwrap_or_else(|| "(a message not known at compile time)".into());
+                let value = shown(w, *val, 0).unwrap_or_else(|| "not known at compile time".into());
+                out.push((place_of(w, *place, c), format!("{message}: {value}")));
+                w.set_body(c, *ret, &[*mem]);
+            }
+            (Some(ERROR), [_, msg, place, _]) => {
+                let message = string(w, *msg).unwrap_or_else(|| {
+                    "an error (`pe_error`) left after partial evaluation".into()
+                });
+                let d = Diagnostic::error_at(place_of(w, *place, c), message)
+                    .with_expansion(w.expanded_from(c));
+                errors.push(d);
+            }
+            _ => {}
+        }
+    }
+    if !errors.is_empty() {
+        errors.sort_by_key(|d| d.primary().map(|s| (s.file, s.start)));
+        return Err(errors.swap_remove(0));
     }
     // The imports go too (one per type: no back end could declare them all). Each becomes
     // what a call of it now is, a jump to its return point, so that the world still
-    // verifies (an internal continuation needs a body) until `dce` drops it.
-    // An import of another shape (whose calls were left alone) stays an import.
+    // verifies (an internal continuation needs a body) until `dce` drops it. An import of
+    // another shape (whose calls were left alone) stays an import.
     for k in imports {
-        if w.num_params(k) != 5 {
+        let n = w.num_params(k);
+        if !matches!((w.name(k), n), (Some(NAME), 5) | (Some(ERROR), 4)) {
             continue;
         }
         w.remove_external(k);
-        let (mem, ret) = (w.param(k, 0), w.param(k, 4));
+        let (mem, ret) = (w.param(k, 0), w.param(k, n - 1));
         w.set_body(k, ret, &[mem]);
     }
+    Ok(())
 }
 
 /// The text of a string literal (a pointer to a global array of bytes).
@@ -134,12 +156,11 @@ impl Pass for PeInfo {
     }
 
     fn description(&self) -> &'static str {
-        "record each `pe_info(message, value)` call left after partial evaluation, for the driver to print, and remove it (the pipelines run it before the first pass that prepares code for a back end)"
+        "record each `pe_info(message, value)` call left after partial evaluation, for the driver to print, and remove it; a `pe_error(message)` call left is a compile-time error (the pipelines run it before the first pass that prepares code for a back end)"
     }
 
     fn run(&self, w: &mut World, cx: &mut PassContext<'_>) -> Result<(), Diagnostic> {
         let sources = cx.sources();
-        run(w, &mut cx.findings.pe_info, sources);
-        Ok(())
+        run(w, &mut cx.findings.pe_info, sources)
     }
 }

@@ -40,6 +40,11 @@ impl Interp<'_, '_> {
                 let bytes = self.memory.c_string(&ptr(0)?)?;
                 self.out.extend_from_slice(&bytes);
             }
+            // The program stops with its message (the runtime's `durin_runtime_error`).
+            "durin_runtime_error" => {
+                let message = self.memory.c_string(&ptr(0)?)?;
+                return Err(String::from_utf8_lossy(&message).into_owned());
+            }
             "print_flush" | "durin_vectorize_hint" | "durin_store_fence" | "durin_shm_stage"
             | "durin_shm_keep" | "durin_launch_note" | "synchronize" => {}
             // Allocations start at a multiple of 64 bytes, as the native runtime's do.
