@@ -135,6 +135,33 @@ fn ok(out: &std::process::Output, what: &str) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
+/// The executable finds NVRTC by itself where the setup installs it (the project's
+/// `.deps`), with no library path set: `--emit ptx` works as `./scripts/example` left it.
+#[test]
+fn nvrtc_is_found_without_the_library_path() {
+    let exe = std::env::var_os("DURIN_BIN")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| std::path::PathBuf::from(env!("CARGO_BIN_EXE_durin")));
+    let out_file = std::env::temp_dir().join(format!("durin-nvrtc-{}.ptx", std::process::id()));
+    let out = std::process::Command::new(exe)
+        .current_dir(common::root())
+        .env_remove("LD_LIBRARY_PATH")
+        .args([
+            "build",
+            "--emit",
+            "ptx",
+            "-o",
+            out_file.to_str().unwrap(),
+            "tests/gpu/vector_add.art",
+        ])
+        .output()
+        .expect("durin runs");
+    ok(&out, "`--emit ptx` without LD_LIBRARY_PATH");
+    let ptx = std::fs::read_to_string(&out_file).unwrap_or_default();
+    let _ = std::fs::remove_file(&out_file);
+    assert!(ptx.contains(".entry kernel_0"), "{ptx}");
+}
+
 #[test]
 fn every_kernel_compiles_with_nvrtc_for_sm_90() {
     assert!(

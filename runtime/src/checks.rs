@@ -64,7 +64,9 @@ fn room(p: usize, elem: usize) -> Option<(usize, usize)> {
     } else {
         let t = table();
         let (&start, &size) = t.range(..=p).next_back()?;
-        if p >= start + size {
+        // A zero-byte allocation holds no element: its own (unique) address is in it, with
+        // none before and none from it.
+        if p >= start + size && !(size == 0 && p == start) {
             return None;
         }
         LAST.set((generation, start, size));

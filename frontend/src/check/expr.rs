@@ -68,7 +68,7 @@ fn literal_rank(e: &ast::Expr) -> u8 {
 }
 
 /// The most elements an array value (`[x; n]`) may have: each is a value of the program.
-const MAX_ARRAY_VALUE: u64 = 1 << 20;
+pub(super) const MAX_ARRAY_VALUE: u64 = 1 << 20;
 
 /// The largest local variable, in bytes: it lives on the stack (8 MiB on most systems,
 /// less for the threads of `parallel`).
@@ -831,12 +831,34 @@ impl<'a> Checker<'a> {
                     span,
                 )
             }
-            TyKind::Array { elem, .. } => {
+            TyKind::Array { elem, len, .. } => {
                 if args.len() != 1 {
                     self.err(span, "an array is indexed with one index: `a(i)`");
                     return err_expr(span);
                 }
                 let i = self.index(&args[0]);
+                // A literal index past the end of an array of known length is an error here,
+                // the same for every back end (it reached them as an extraction out of range).
+                if let (K::Lit(Lit::Int(v)), Some(n)) = (&i.kind, len) {
+                    let t = self.resolve(i.ty);
+                    // The literal's bits, sign-extended for a signed type.
+                    let value = match self.tys.as_prim(t) {
+                        Some(Prim::Int { bits, signed: true }) if bits < 64 => {
+                            let s = 64 - bits as u32;
+                            ((*v << s) as i64 >> s) as i128
+                        }
+                        Some(Prim::Int { signed: true, .. }) => *v as i64 as i128,
+                        _ => *v as i128,
+                    };
+                    if value < 0 || value >= n as i128 {
+                        let shown = value;
+                        self.err(
+                            args[0].span,
+                            format!("index {shown} is out of bounds of an array of {n} elements"),
+                        );
+                        return err_expr(span);
+                    }
+                }
                 Expr::new(K::Index(Box::new(f), Box::new(i)), elem, span)
             }
             TyKind::Error => {

@@ -883,10 +883,48 @@ impl<'a> Checker<'a> {
                 .with_note("it may use literals, strings, aggregates, arithmetic and casts; not calls, variables or memory");
             self.emit(d);
         }
+        // Without an initializer the static is zeros, a value like any other: as large as
+        // an array value may be, and no larger (the zeros are built at compile time).
+        let elements = self.elements(t);
+        if init.is_none() && elements > super::expr::MAX_ARRAY_VALUE {
+            let d = self
+                .error(
+                    name.span,
+                    format!("array too large: `{}` holds {elements} elements (a value may hold at most {})", name.name, super::expr::MAX_ARRAY_VALUE),
+                )
+                .with_note("allocate a buffer for large arrays: `alloc_cpu(n * size)`");
+            self.emit(d);
+            self.statics[s as usize].ty = TyTable::ERROR;
+            self.static_src[s as usize].2 = SigState::Done;
+            return TyTable::ERROR;
+        }
         self.statics[s as usize].ty = t;
         self.statics[s as usize].init = init;
         self.static_src[s as usize].2 = SigState::Done;
         t
+    }
+
+    /// The numbers a value of type `t` holds, counting each element of a definite array
+    /// (saturating): what a value without an initializer is made of.
+    fn elements(&mut self, t: Ty) -> u64 {
+        match self.tys.kind(t).clone() {
+            TyKind::Array {
+                elem, len: Some(n), ..
+            } => n.saturating_mul(self.elements(elem).max(1)),
+            TyKind::Tuple(ts) => ts
+                .into_iter()
+                .fold(0u64, |a, c| a.saturating_add(self.elements(c))),
+            TyKind::Struct(d, args) => {
+                let fields: Vec<Ty> = (self.structs[d as usize].fields.iter())
+                    .map(|&(_, f)| f)
+                    .collect();
+                fields.into_iter().fold(0u64, |a, f| {
+                    let f = self.tys.subst(f, &args);
+                    a.saturating_add(self.elements(f))
+                })
+            }
+            _ => 1,
+        }
     }
 
     /// Checks every item.

@@ -1,7 +1,9 @@
 //! CUDA C to PTX or cubin with NVRTC, and the on-disk cache of cubins.
 //!
-//! NVRTC is loaded when first used (`libnvrtc.so`, found on the library path); without it,
-//! compiling is an error that says so. A cubin is cached in `$DURIN_CACHE_DIR` (default
+//! NVRTC is loaded when first used: from the folders where it is usually installed (the
+//! CUDA toolkit's, `CUDA_HOME` and `CUDA_PATH`, the pip package's in the project's `.deps`
+//! and in Python's site-packages; see [`candidates`]), then from the library path. Without
+//! it, compiling is an error that lists where it looked. A cubin is cached in `$DURIN_CACHE_DIR` (default
 //! `$XDG_CACHE_HOME/durin` or `~/.cache/durin`), under `kernels/`, keyed by a hash of the
 //! source, the architecture and NVRTC's version; the source is kept next to it and compared
 //! on every hit, so a hash collision recompiles instead of loading the wrong code.
@@ -10,18 +12,111 @@ use cudarc::nvrtc::{result, sys};
 use std::ffi::CString;
 use std::path::PathBuf;
 
+/// The file NVRTC 13 is.
+const LIBRARY: &str = "libnvrtc.so.13";
+
+/// The folders NVRTC is looked for in, before the library path: `CUDA_HOME` and
+/// `CUDA_PATH` (their `lib64`), the CUDA toolkit's usual folders, and the pip package's
+/// `nvidia/cu13/lib` in the project's `.deps/python` (found from the executable, which
+/// lives in the project's `target/`) and in Python's site-packages.
+fn candidates() -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for var in ["CUDA_HOME", "CUDA_PATH"] {
+        if let Some(v) = std::env::var_os(var) {
+            out.push(PathBuf::from(v).join("lib64"));
+        }
+    }
+    out.push(PathBuf::from("/usr/local/cuda/lib64"));
+    out.push(PathBuf::from("/usr/local/cuda/targets/x86_64-linux/lib"));
+    let pip = ["nvidia", "cu13", "lib"].iter().collect::<PathBuf>();
+    if let Ok(exe) = std::env::current_exe() {
+        for dir in exe.ancestors().skip(1).take(4) {
+            out.push(dir.join(".deps/python").join(&pip));
+        }
+    }
+    let mut sites: Vec<PathBuf> = Vec::new();
+    for lib in ["/usr/local/lib", "/usr/lib"] {
+        if let Ok(entries) = std::fs::read_dir(lib) {
+            for e in entries.flatten() {
+                if e.file_name().to_string_lossy().starts_with("python3") {
+                    sites.push(e.path().join("dist-packages"));
+                    sites.push(e.path().join("site-packages"));
+                }
+            }
+        }
+    }
+    if let Some(home) = std::env::var_os("HOME") {
+        if let Ok(entries) = std::fs::read_dir(PathBuf::from(home).join(".local/lib")) {
+            for e in entries.flatten() {
+                sites.push(e.path().join("site-packages"));
+            }
+        }
+    }
+    sites.sort();
+    out.extend(sites.into_iter().map(|s| s.join(&pip)));
+    out
+}
+
+extern "C" {
+    fn dlopen(filename: *const std::ffi::c_char, flags: i32) -> *mut std::ffi::c_void;
+}
+
+/// Loads NVRTC from the first candidate folder that has it (once per process), so that
+/// loading it by name later finds it; the folders it looked in.
+fn preload() -> &'static [PathBuf] {
+    static LOOKED: std::sync::OnceLock<Vec<PathBuf>> = std::sync::OnceLock::new();
+    LOOKED.get_or_init(|| {
+        let load = |f: &std::path::Path| {
+            let Ok(path) = CString::new(f.as_os_str().as_encoded_bytes()) else {
+                return false;
+            };
+            const RTLD_NOW: i32 = 2;
+            const RTLD_GLOBAL: i32 = 0x100;
+            // SAFETY: a NUL-terminated path; a library that fails to load gives null.
+            !unsafe { dlopen(path.as_ptr(), RTLD_NOW | RTLD_GLOBAL) }.is_null()
+        };
+        let dirs = candidates();
+        for d in &dirs {
+            if !d.join(LIBRARY).is_file() {
+                continue;
+            }
+            // NVRTC opens its builtins by name when it compiles: loaded from the same
+            // folder first, they are found however the library path is set.
+            let mut builtins: Vec<PathBuf> = (std::fs::read_dir(d).into_iter().flatten().flatten())
+                .map(|e| e.path())
+                .filter(|p| {
+                    p.file_name()
+                        .is_some_and(|n| n.to_string_lossy().starts_with("libnvrtc-builtins.so"))
+                })
+                .collect();
+            builtins.sort();
+            builtins.iter().for_each(|b| {
+                load(b);
+            });
+            if load(&d.join(LIBRARY)) {
+                break;
+            }
+        }
+        dirs
+    })
+}
+
 /// Whether NVRTC can be loaded.
 pub fn available() -> bool {
+    preload();
     // SAFETY: only tries to open the library.
     unsafe { sys::is_culib_present() }
 }
 
 fn require() -> Result<(), String> {
     if available() {
-        Ok(())
-    } else {
-        Err("NVRTC (libnvrtc.so.13) is not on the library path: install the CUDA toolkit or `pip install nvidia-cuda-nvrtc`, and add its `lib` folder to LD_LIBRARY_PATH".into())
+        return Ok(());
     }
+    let looked: Vec<String> = preload().iter().map(|d| d.display().to_string()).collect();
+    Err(format!(
+        "NVRTC ({LIBRARY}) was not found: looked in {}, then on the library path; install the CUDA toolkit or `pip install nvidia-cuda-nvrtc==13.0.88`, or add the folder that holds it to LD_LIBRARY_PATH",
+        looked.join(", ")
+    ))
 }
 
 /// NVRTC's version, `(major, minor)`.
