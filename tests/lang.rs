@@ -411,3 +411,30 @@ fn pe_info_prints_what_partial_evaluation_knows() {
         assert_eq!(err, want, "{args:?}");
     }
 }
+
+/// An IR file given to `run` (or `check`, `build`) and a source program given to `ir` say
+/// which command takes them, instead of a syntax error at their first line.
+#[test]
+fn files_of_the_other_kind_name_the_command_that_takes_them() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for cmd in ["run", "check"] {
+        let out = durin(&[cmd], &root.join("tests/filetests/ir/factorial.dir"), &[]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert!(
+            err.contains("is IR text, not a source program: run it with `durin ir --run tests/filetests/ir/factorial.dir`"),
+            "{err}"
+        );
+    }
+    let out = durin(
+        &["ir"],
+        &root.join("tests/lang/ok/image_view_copy.art"),
+        &[],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("is a source program, not IR text: check it with `durin check tests/lang/ok/image_view_copy.art`"),
+        "{err}"
+    );
+}

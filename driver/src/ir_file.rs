@@ -38,6 +38,12 @@ impl Session<'_> {
             s.write_err(&message);
             Failed
         };
+        if file.extension().is_some_and(|e| e == "art") {
+            return Err(fail(
+                self,
+                format!("error: `{name}` is a source program, not IR text: check it with `durin check {name}`, run it with `durin run {name}` (`--print-ir` shows its IR)"),
+            ));
+        }
         let src = match crate::session::read_source(file) {
             Ok(s) => s,
             Err(d) => return Err(fail(self, format!("error: {d}"))),

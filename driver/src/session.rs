@@ -253,6 +253,15 @@ impl<'io> Session<'io> {
     /// The frontend, `main`'s shape, and the pipeline for `purpose`, on the program made
     /// of `files`.
     fn compile(&mut self, files: &[PathBuf], purpose: Purpose) -> Result<Compiled, Failed> {
+        if let Some(f) = files
+            .iter()
+            .find(|f| f.extension().is_some_and(|e| e == "dir"))
+        {
+            let name = f.display();
+            return Err(self.fail(error(format!(
+                "`{name}` is IR text, not a source program: run it with `durin ir --run {name}`, print or transform it with `durin ir {name}`"
+            ))));
+        }
         let mut texts = Vec::new();
         for f in files {
             let text = read_source(f).map_err(|d| self.fail(d))?;

@@ -249,6 +249,25 @@ impl<'a> Checker<'a> {
             }
             A::Cast(x, t) => {
                 let to = self.resolve_type(t);
+                // A literal is typed before `as` converts it (as `i32` by default): one that
+                // only the target type holds is an error that says how to type it.
+                if let (A::Lit(Literal::Int(v)), Some(Prim::Int { bits, signed })) =
+                    (&x.kind, self.tys.as_prim(to))
+                {
+                    let max = if signed {
+                        (1u128 << (bits - 1)) - 1
+                    } else {
+                        (1u128 << bits) - 1
+                    };
+                    if *v > i32::MAX as u64 && *v as u128 <= max {
+                        let s = self.ty_str(to);
+                        let d = self
+                            .error(x.span, format!("the literal `{v}` does not fit in `i32`, the type a literal has before `as` converts it"))
+                            .with_note(format!("write `{v}:{s}` to give the literal the type `{s}`"));
+                        self.emit(d);
+                        return err_expr(span);
+                    }
+                }
                 let h = self.expr(x, None);
                 self.cast(h, to, span)
             }

@@ -912,7 +912,15 @@ impl<'a> Checker<'a> {
             )
             .with_label_message("not found");
         if let Some(s) = closest(&ident.name, names.iter().map(|n| &**n)) {
-            d = d.with_note(format!("did you mean `{s}`?"));
+            // C's math functions come in pairs, `fmin` for `f64` and `fminf` for `f32`:
+            // name both where both are there.
+            let f32_twin = format!("{s}f");
+            d = match names.iter().any(|n| **n == *f32_twin) {
+                true => d.with_note(format!(
+                    "did you mean `{s}` (for `f64`) or `{f32_twin}` (for `f32`)?"
+                )),
+                false => d.with_note(format!("did you mean `{s}`?")),
+            };
         }
         self.emit(d);
     }
