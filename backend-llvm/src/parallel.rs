@@ -149,6 +149,7 @@ pub(crate) fn optimize<'ctx>(
 }
 
 pub(crate) fn run(module: &Module, pipeline: &str, machine: &TargetMachine) -> Result<()> {
+    report_diagnostics(module);
     module
         .run_passes(pipeline, machine, PassBuilderOptions::create())
         .map_err(|e| {
@@ -259,3 +260,41 @@ fn keep_only(
         }
     }
 }
+
+/// Takes LLVM's own messages about `module`'s context over, which LLVM would print as
+/// `warning: <unknown>:0:0: ...` (durin's IR gives LLVM no places): a loop that asked for
+/// vectorization (`vectorize`, or the image library's CPU loops) and that LLVM left scalar
+/// is not reported, as the request is a hint and the loop runs correctly as it is; any other
+/// message is printed as LLVM's, without the place it does not have.
+fn report_diagnostics(module: &Module) {
+    use inkwell::context::AsContextRef;
+    use llvm_sys::core::{LLVMContextSetDiagnosticHandler, LLVMGetDiagInfoDescription, LLVMGetDiagInfoSeverity};
+    use llvm_sys::prelude::LLVMDiagnosticInfoRef;
+    use llvm_sys::LLVMDiagnosticSeverity;
+    extern "C" fn handler(info: LLVMDiagnosticInfoRef, _: *mut std::ffi::c_void) {
+        // SAFETY: LLVM passes a valid diagnostic; the description is a string it allocated
+        // for the caller, freed here.
+        let (severity, text) = unsafe {
+            let d = LLVMGetDiagInfoDescription(info);
+            let text = std::ffi::CStr::from_ptr(d).to_string_lossy().into_owned();
+            llvm_sys::core::LLVMDisposeMessage(d);
+            (LLVMGetDiagInfoSeverity(info), text)
+        };
+        let kind = match severity {
+            LLVMDiagnosticSeverity::LLVMDSError => "error",
+            LLVMDiagnosticSeverity::LLVMDSWarning => "warning",
+            // Remarks and notes are what LLVM says only when asked.
+            _ => return,
+        };
+        if text.contains("loop not vectorized") {
+            return;
+        }
+        let text = text.strip_prefix("<unknown>:0:0: ").unwrap_or(&text);
+        use std::io::Write;
+        let _ = writeln!(std::io::stderr(), "{kind}: LLVM: {text}");
+    }
+    let ctx = module.get_context();
+    // SAFETY: the handler lives as long as the program; it takes no context pointer.
+    unsafe { LLVMContextSetDiagnosticHandler(ctx.as_ctx_ref(), Some(handler), std::ptr::null_mut()) };
+}
+
