@@ -268,7 +268,9 @@ fn keep_only(
 /// message is printed as LLVM's, without the place it does not have.
 fn report_diagnostics(module: &Module) {
     use inkwell::context::AsContextRef;
-    use llvm_sys::core::{LLVMContextSetDiagnosticHandler, LLVMGetDiagInfoDescription, LLVMGetDiagInfoSeverity};
+    use llvm_sys::core::{
+        LLVMContextSetDiagnosticHandler, LLVMGetDiagInfoDescription, LLVMGetDiagInfoSeverity,
+    };
     use llvm_sys::prelude::LLVMDiagnosticInfoRef;
     use llvm_sys::LLVMDiagnosticSeverity;
     extern "C" fn handler(info: LLVMDiagnosticInfoRef, _: *mut std::ffi::c_void) {
@@ -295,6 +297,7 @@ fn report_diagnostics(module: &Module) {
     }
     let ctx = module.get_context();
     // SAFETY: the handler lives as long as the program; it takes no context pointer.
-    unsafe { LLVMContextSetDiagnosticHandler(ctx.as_ctx_ref(), Some(handler), std::ptr::null_mut()) };
+    unsafe {
+        LLVMContextSetDiagnosticHandler(ctx.as_ctx_ref(), Some(handler), std::ptr::null_mut())
+    };
 }
-
