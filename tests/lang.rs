@@ -438,3 +438,18 @@ fn files_of_the_other_kind_name_the_command_that_takes_them() {
         "{err}"
     );
 }
+
+/// LLVM's messages about loops it leaves scalar do not reach the user: a correct program
+/// whose library loops LLVM cannot vectorize prints its result and nothing else, through
+/// LLVM's JIT at every level.
+#[test]
+fn llvm_says_nothing_about_loops_it_leaves_scalar() {
+    let f = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/lang/quiet/image_local_offsets.art");
+    for level in ["-O0", "-O1", "-O2", "-O3"] {
+        let out = durin(&["run", "--backend", "llvm", level], &f, &[]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{level}: {err}");
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "8192\n", "{level}");
+        assert!(err.is_empty(), "{level}: {err}");
+    }
+}
