@@ -8,6 +8,8 @@
 //!   passes arguments after `--`.
 //! - `tests/lang/trap/NAME.art`: `durin run --backend interp` must exit with 101 and name the
 //!   run-time error of the file's `// error:` line.
+//! - `tests/lang/quiet/`: programs run through LLVM's JIT that must print nothing on
+//!   standard error (LLVM's own messages).
 
 mod common;
 
