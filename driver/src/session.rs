@@ -442,9 +442,10 @@ impl<'io> Session<'io> {
             ),
             _ => Vec::new(),
         };
-        let times = match self.options.time_passes {
-            true => report::pass_times(&times),
-            false => Vec::new(),
+        let times = if self.options.time_passes {
+            report::pass_times(&times)
+        } else {
+            Vec::new()
         };
         for line in lines.iter().chain(&times) {
             self.say(format_args!("{line}"));

@@ -36,10 +36,9 @@ struct Lowerer<'p> {
     too_deep: bool,
     fn_insts: FxHashMap<(FnId, Vec<Ty>), Def>,
     imports: FxHashMap<(Box<str>, Type), Def>,
-    /// The `pe_info` import for each type of value.
-    pe_infos: FxHashMap<Type, Def>,
-    /// The `pe_error` import, once made.
-    pe_error: Option<Def>,
+    /// The imports of the intrinsics that pass their call's place (`pe_info`, `pe_error`),
+    /// one per name and types of the values.
+    placed: FxHashMap<(&'static str, Vec<Type>), Def>,
     statics: FxHashMap<StaticId, Def>,
     /// Values of immutable statics (constants, computed once).
     static_vals: FxHashMap<StaticId, Def>,
@@ -82,8 +81,7 @@ pub fn lower(prog: &mut Program, diags: &mut Vec<Diagnostic>) -> Lowered {
         too_deep: false,
         fn_insts: FxHashMap::default(),
         imports: FxHashMap::default(),
-        pe_infos: FxHashMap::default(),
-        pe_error: None,
+        placed: FxHashMap::default(),
         statics: FxHashMap::default(),
         static_vals: FxHashMap::default(),
         strings: FxHashMap::default(),
@@ -1016,10 +1014,13 @@ impl<'p> Lowerer<'p> {
                             return self.builtin(name, targs, arg, e);
                         }
                         if &**cc == "thorin" && &**name == "pe_info" {
-                            return self.pe_info(arg, e.span);
+                            let a = self.emit(arg);
+                            let (msg, val) = (self.w.extract_at(a, 0), self.w.extract_at(a, 1));
+                            return self.placed_call("pe_info", &[msg, val], e.span);
                         }
                         if &**cc == "thorin" && &**name == "pe_error" {
-                            return self.pe_error(arg, e.span);
+                            let msg = self.emit(arg);
+                            return self.placed_call("pe_error", &[msg], e.span);
                         }
                     }
                 }
@@ -1448,55 +1449,33 @@ impl<'p> Lowerer<'p> {
         self.pack(e.ty, &ps)
     }
 
-    /// `pe_info(message, value)`: a call of the import `pe_info` that also passes the
-    /// call's place (file number and byte, as an `i64`), which the passes read after partial
-    /// evaluation (`durin_passes::pe_info`), when the code around the call has moved.
-    fn pe_info(&mut self, arg: &Expr, span: Span) -> Def {
-        let a = self.emit(arg);
-        let (msg, val) = (self.w.extract_at(a, 0), self.w.extract_at(a, 1));
+    /// `pe_info(message, value)` and `pe_error(message)`: a call of the import `name` that
+    /// also passes the call's place (file number and byte, as an `i64`), which the passes
+    /// read after partial evaluation (`durin_passes::pe_info`), when the code around the call
+    /// has moved. A `pe_error` left then is a compile-time error there.
+    fn placed_call(&mut self, name: &'static str, values: &[Def], span: Span) -> Def {
         let i64t = self.w.ty_int(64, true);
         let place = ((span.file.index() as u64) << 32) | span.start as u64;
         let place = self.w.lit(i64t, place);
-        let mem_t = self.w.ty_mem();
-        let ret_t = self.w.ty_cont(&[mem_t]);
-        let ps = [mem_t, self.w.type_of(msg), self.w.type_of(val), i64t, ret_t];
-        let f = match self.pe_infos.get(&ps[2]) {
+        let types: Vec<Type> = values.iter().map(|&v| self.w.type_of(v)).collect();
+        let f = match self.placed.get(&(name, types.clone())) {
             Some(&f) => f,
             None => {
-                let f = self.w.cont(&ps, "pe_info");
+                let mem_t = self.w.ty_mem();
+                let ret_t = self.w.ty_cont(&[mem_t]);
+                let mut ps = vec![mem_t];
+                ps.extend_from_slice(&types);
+                ps.extend([i64t, ret_t]);
+                let f = self.w.cont(&ps, name);
                 self.w.make_external(f);
-                self.pe_infos.insert(ps[2], f);
+                self.placed.insert((name, types), f);
                 f
             }
         };
         let k = self.block("ret", &[]);
-        self.jump(f, &[msg, val, place, k], span);
-        self.enter(k);
-        self.unit()
-    }
-
-    /// `pe_error(message)`: a call of the import `pe_error` that also passes the call's
-    /// place, as `pe_info` does. A call that partial evaluation leaves in the program is a
-    /// compile-time error there (`durin_passes::pe_info`).
-    fn pe_error(&mut self, arg: &Expr, span: Span) -> Def {
-        let msg = self.emit(arg);
-        let i64t = self.w.ty_int(64, true);
-        let place = ((span.file.index() as u64) << 32) | span.start as u64;
-        let place = self.w.lit(i64t, place);
-        let mem_t = self.w.ty_mem();
-        let ret_t = self.w.ty_cont(&[mem_t]);
-        let ps = [mem_t, self.w.type_of(msg), i64t, ret_t];
-        let f = match self.pe_error {
-            Some(f) => f,
-            None => {
-                let f = self.w.cont(&ps, "pe_error");
-                self.w.make_external(f);
-                self.pe_error = Some(f);
-                f
-            }
-        };
-        let k = self.block("ret", &[]);
-        self.jump(f, &[msg, place, k], span);
+        let mut args = values.to_vec();
+        args.extend([place, k]);
+        self.jump(f, &args, span);
         self.enter(k);
         self.unit()
     }

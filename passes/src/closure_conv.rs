@@ -22,12 +22,10 @@
 //! are expected to be few (`--report closures` lists them).
 
 use crate::analysis;
-use crate::analysis::free::Outside;
+use crate::analysis::free::{in_scope, Outside};
 use crate::analysis::live::Live;
 use crate::context::{Pass, PassContext, Remap};
-use crate::rewrite::{
-    cont_param_types, is_function_type, is_point_type, DefSet, ScopeIndex, UseCache,
-};
+use crate::rewrite::{cont_param_types, is_function_type, is_point_type, DefSet, ScopeIndex};
 use durin_diag::Diagnostic;
 use durin_ir::{AddrSpace, Def, Node, Type, TypeKind, World};
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -218,19 +216,6 @@ fn free_values(
         }
     }
     Ok(free)
-}
-
-/// Whether `x` belongs to the scope `members`: a member, a parameter of one, or a value
-/// computed from one.
-fn in_scope(w: &World, cache: &mut UseCache, members: &DefSet, x: Def) -> bool {
-    let member = |y: Def| match w.node(y) {
-        Node::Param(_) => members.contains(&w.ops(y)[0]),
-        _ => members.contains(&y),
-    };
-    match w.node(x) {
-        Node::Param(_) | Node::Cont => member(x),
-        _ => cache.of(w, x).iter().any(|&y| member(y)),
-    }
 }
 
 /// Whether type `t` is or holds (not behind a pointer to a struct seen before) a function

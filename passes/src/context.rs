@@ -93,7 +93,7 @@ impl Remap {
 /// What the passes found that the driver reports: each kernel's buffers (`--report shm`,
 /// only when asked: tracing costs time) and the `pe_info` calls.
 #[derive(Default)]
-pub struct Findings {
+pub(crate) struct Findings {
     /// The buffers of each kernel the `kernels` pass compiled, in launch order.
     compiled: Option<Vec<KernelBuffers>>,
     /// The buffers of each kernel the `stage` pass saw, as it found them before staging

@@ -34,7 +34,7 @@ mod simplify;
 mod split;
 
 pub use closure_conv::Stats as ClosureStats;
-pub use context::{Config, Findings, Pass, PassContext, Remap};
+pub use context::{Config, Pass, PassContext, Remap};
 pub use durin_diag::Diagnostic;
 pub use gpu::buffers::{describe as describe_root, Access, Buffer, KernelBuffers, Root};
 pub use gpu::footprint::Footprint;

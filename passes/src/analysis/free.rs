@@ -39,10 +39,6 @@ pub(crate) fn free_values(
     outside: &dyn Fn(Def) -> Outside,
     split: &dyn Fn(Def) -> bool,
 ) -> Free {
-    let member = |y: Def| match w.node(y) {
-        Node::Param(_) => members.contains(&w.ops(y)[0]),
-        _ => members.contains(&y),
-    };
     let mut free = Free::default();
     let mut seen = FxHashSet::default();
     for &k in members {
@@ -59,7 +55,7 @@ pub(crate) fn free_values(
             }
             match w.node(x) {
                 Node::Param(_) => {
-                    if !member(x) {
+                    if !in_scope(w, cache, members, x) {
                         free.values.insert(x);
                     }
                 }
@@ -77,10 +73,9 @@ pub(crate) fn free_values(
                     }
                 }
                 _ => {
-                    let reach = cache.of(w, x);
-                    let inside = reach.iter().any(|&y| member(y));
-                    let uses_outside = reach.iter().any(|&y| match w.node(y) {
-                        Node::Param(_) => !member(y),
+                    let inside = in_scope(w, cache, members, x);
+                    let uses_outside = cache.of(w, x).iter().any(|&y| match w.node(y) {
+                        Node::Param(_) => !members.contains(&w.ops(y)[0]),
                         _ => !members.contains(&y) && outside(y) != Outside::Ignored,
                     });
                     if inside || (uses_outside && split(x)) {
@@ -93,6 +88,19 @@ pub(crate) fn free_values(
         }
     }
     free
+}
+
+/// Whether `x` belongs to the scope `members`: a member, a parameter of one, or a value
+/// computed from one.
+pub(crate) fn in_scope(w: &World, cache: &mut UseCache, members: &DefSet, x: Def) -> bool {
+    let member = |y: Def| match w.node(y) {
+        Node::Param(_) => members.contains(&w.ops(y)[0]),
+        _ => members.contains(&y),
+    };
+    match w.node(x) {
+        Node::Param(_) | Node::Cont => member(x),
+        _ => cache.of(w, x).iter().any(|&y| member(y)),
+    }
 }
 
 /// The values a kernel or a function split off takes from the code around it: free values
