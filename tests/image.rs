@@ -216,6 +216,7 @@ type GpuRowsFn = unsafe extern "C" fn(*mut f32, *mut f32, i32, i32);
 type SymmetryFn = unsafe extern "C" fn() -> i32;
 type LiteralMasksFn = unsafe extern "C" fn(*mut f32, i32, i32, *mut f32, *mut f32, *mut f32);
 type LocalThenFn = unsafe extern "C" fn(*mut f32, *mut f32, i32, i32, i32, f32, i32);
+type PipelineNFn = unsafe extern "C" fn(*mut f32, *mut f32, i32, i32, i32, f32, i32, i32);
 type PyrDownFn = unsafe extern "C" fn(*mut f32, i32, i32, *mut f32, i32, f32);
 type PyrUpFn = unsafe extern "C" fn(*mut f32, i32, i32, *mut f32, i32, i32, i32, f32);
 type ResizeFn = unsafe extern "C" fn(*mut f32, i32, i32, *mut f32, i32, i32, i32, i32, f32);
@@ -280,6 +281,7 @@ struct Resample {
     resize: ResizeFn,
     local_then: LocalThenFn,
     pipeline3: LocalThenFn,
+    pipeline_n: PipelineNFn,
     literal_masks: LiteralMasksFn,
     mask_symmetry: SymmetryFn,
 }
@@ -295,6 +297,7 @@ fn with_resample(f: impl FnOnce(&Resample)) {
                 resize: function(addr, "test_resize"),
                 local_then: function(addr, "test_local_then"),
                 pipeline3: function(addr, "test_pipeline3"),
+                pipeline_n: function(addr, "test_pipeline_n"),
                 literal_masks: function(addr, "test_literal_masks"),
                 mask_symmetry: function(addr, "test_mask_symmetry"),
             }
@@ -1374,6 +1377,63 @@ fn fused_local_operators_match_references() {
                     &d,
                     &want,
                     &format!("pipeline of 3 {mode:?} {w}x{h} schedule {sched}"),
+                )
+            })
+            .unwrap();
+    });
+}
+
+/// Pipelines of one stage and of twelve (`test_pipeline_n`), fused per band and one pass
+/// per stage, against the stages computed here one after the other (each intermediate image
+/// rounded to `f32`), every boundary mode, on images tall enough for several bands (a
+/// `repeat` at a band's top reads rows of another band).
+#[test]
+fn pipelines_of_one_and_of_many_stages_match_references() {
+    with_resample(|ops| {
+        let sizes = prop_oneof![
+            Just((1, 1)),
+            (1usize..6, 1usize..6),
+            (2usize..9, 130usize..200)
+        ];
+        let case = (sizes, mode(), 0i32..2, prop_oneof![Just(1), Just(12)]).prop_flat_map(
+            |((w, h), mode, sched, n)| (plane(w, h, 0), Just(mode), Just(sched), Just(n)),
+        );
+        runner()
+            .run(&case, |(src, mode, sched, n)| {
+                let (w, h) = (src.w, src.h);
+                let mut cur = src.clone();
+                let mut want = Vec::new();
+                for k in 0..n {
+                    let weight = |dx: i64, dy: i64| match (k % 2, dx, dy) {
+                        (0, -1, 0) => 0.5 * (k + 1) as f64 / (k + 2) as f64,
+                        (0, 0, -1) | (0, 1, 1) => 0.25,
+                        (1, 1, 0) | (1, 0, 1) => 0.5,
+                        _ => 0.0,
+                    };
+                    want = convolve_ref(&cur, 1, 1, weight, mode);
+                    cur = plane_of(w, h, want.iter().map(|v| v.0).collect());
+                }
+                let (m, c) = mode.number();
+                let mut s = src.clone();
+                let mut d = vec![f32::NAN; w * h];
+                // SAFETY: both buffers hold w x h elements (`src` is packed: pitch w).
+                unsafe {
+                    (ops.pipeline_n)(
+                        s.data.as_mut_ptr(),
+                        d.as_mut_ptr(),
+                        w as i32,
+                        h as i32,
+                        m,
+                        c,
+                        sched,
+                        n,
+                    )
+                };
+                let want: Vec<(f64, f64)> = want.into_iter().map(|(v, _)| (v, 4.0)).collect();
+                close(
+                    &d,
+                    &want,
+                    &format!("pipeline of {n} {mode:?} {w}x{h} schedule {sched}"),
                 )
             })
             .unwrap();

@@ -206,12 +206,44 @@ impl Specializer<'_> {
         if self.walk(roots, &mut done)? {
             return Ok(true);
         }
-        // Nothing changed: the tables of `refresh` still hold.
+        // Nothing changed: the tables of `refresh` still hold. Only functions passed as
+        // values: one that is only called is reached from its call sites, where its
+        // arguments are known (the generic body of `fn @run(k)`, called as `run(0)` in a
+        // closure, would otherwise be evaluated with `k` unknown, and a `@` function it
+        // calls on `k` would unroll forever).
+        let values = self.values();
         let rest: Vec<Def> = (self.live.conts().iter())
             .copied()
-            .filter(|&k| !done.contains(&k) && is_function(self.w, k))
+            .filter(|&k| !done.contains(&k) && values.contains(&k) && is_function(self.w, k))
             .collect();
         self.walk(rest, &mut done)
+    }
+
+    /// The live continuations used as values: passed as an argument or held by a value
+    /// (a tuple, a store, a branch or `run` marker that is itself a value), not only
+    /// jumped to.
+    fn values(&self) -> DefSet {
+        let w = &*self.w;
+        let mut out = DefSet::default();
+        let mut stack = Vec::new();
+        for d in self.live.defs() {
+            match w.node(d) {
+                Node::Param(_) | Node::Select | Node::Run | Node::Hlt => {}
+                Node::Cont => stack.extend(w.body(d).into_iter().flat_map(|(_, a)| a)),
+                _ => stack.extend_from_slice(w.ops(d)),
+            }
+        }
+        while let Some(v) = stack.pop() {
+            match w.node(v) {
+                Node::Cont => {
+                    out.insert(v);
+                }
+                Node::Select => stack.extend_from_slice(&w.ops(v)[1..]),
+                Node::Run | Node::Hlt => stack.push(w.ops(v)[0]),
+                _ => {}
+            }
+        }
+        out
     }
 
     /// Recomputes what the program reaches, its scopes and its top-level functions.
