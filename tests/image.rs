@@ -478,16 +478,15 @@ fn image_operators_match_references() {
 
         // The same written with streaming stores (clamp): the reference's values, and the
         // bits of plain stores.
-        let case =
-            (size(), 0usize..3, 0usize..SHAPES.len()).prop_flat_map(|(size, pad, shape)| {
-                let (rx, ry) = SHAPES[shape];
-                let (w, h) = sized(shape, size);
-                (
-                    plane(w, h, pad),
-                    prop::collection::vec(weight(), 2 * rx + 1 + 2 * ry + 1),
-                    Just(shape),
-                )
-            });
+        let case = (size(), 0usize..3, 0usize..SHAPES.len()).prop_flat_map(|(size, pad, shape)| {
+            let (rx, ry) = SHAPES[shape];
+            let (w, h) = sized(shape, size);
+            (
+                plane(w, h, pad),
+                prop::collection::vec(weight(), 2 * rx + 1 + 2 * ry + 1),
+                Just(shape),
+            )
+        });
         runner()
             .run(&case, |(src, weights, shape)| {
                 let (rx, ry) = SHAPES[shape];

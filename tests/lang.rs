@@ -177,19 +177,34 @@ fn tempdir(name: &str) -> PathBuf {
     dir
 }
 
-/// `durin ARGS PATH` stops with exit status 101 and `want` in its error output.
-fn assert_run_time_error(path: &Path, args: &[&str], want: &str) {
+/// Every value of a header line `key` (a file may repeat one).
+fn headers<'s>(src: &'s str, key: &str) -> Vec<&'s str> {
+    src.lines()
+        .take_while(|l| l.starts_with("//"))
+        .filter_map(|l| l.strip_prefix(key))
+        .map(str::trim)
+        .collect()
+}
+
+/// `durin ARGS PATH` stops with exit status 101 and each of `want` in its error output.
+fn assert_run_time_error(path: &Path, args: &[&str], want: &[&str]) {
     let out = durin(args, path, &[]);
     let err = String::from_utf8_lossy(&out.stderr);
     let what = format!("{} ({})", path.display(), args[1..].join(" "));
     assert_eq!(out.status.code(), Some(101), "{what}: {err}");
-    assert!(err.contains(want), "{what}: want `{want}` in\n{err}");
+    for want in want {
+        assert!(err.contains(want), "{what}: want `{want}` in\n{err}");
+    }
 }
 
 /// `tests/lang/trap/*.art` fail at run time in the interpreter, with exit code 101 and the
-/// message of their `// error:` line: the memory errors native code would not catch. With a
-/// `// checked-error:` line they also stop natively under `--checks bounds` (both back ends,
-/// `-O0` and `-O2`); with a `// native-error:` line, natively without checks.
+/// texts of their `// error:` lines (the message, the places it names): the memory errors
+/// native code would not catch. With `// checked-error:` lines they also stop natively under
+/// `--checks bounds` (both back ends, `-O0` and `-O2`); with `// native-error:` lines,
+/// natively without checks. A `// target: cuda` line runs the interpreter for a GPU (its
+/// memory apart from the host's), and `// cuda-cpu-checked-error:` lines are what the
+/// program stops with natively with its kernels on the CPU (`--target cuda-cpu`) under
+/// `--checks bounds`.
 #[test]
 fn run_time_errors_stop_the_program_with_exit_status_101() {
     let files = files("trap");
@@ -200,23 +215,43 @@ fn run_time_errors_stop_the_program_with_exit_status_101() {
     );
     for path in files {
         let src = std::fs::read_to_string(&path).expect("readable test file");
-        let want = header(&src, "// error:").expect("an `// error:` line");
+        let want = headers(&src, "// error:");
+        assert!(!want.is_empty(), "{}: an `// error:` line", path.display());
+        let target = header(&src, "// target:").unwrap_or("cpu");
         for level in ["-O0", "-O2"] {
-            assert_run_time_error(&path, &["run", "--backend", "interp", level], want);
+            let args = ["run", "--backend", "interp", "--target", target, level];
+            assert_run_time_error(&path, &args, &want);
         }
         // Errors native code catches with bounds checks, at the index's place.
-        if let Some(want) = header(&src, "// checked-error:") {
+        for (key, target) in [
+            ("// checked-error:", "cpu"),
+            ("// cuda-cpu-checked-error:", "cuda-cpu"),
+        ] {
+            let want = headers(&src, key);
+            if want.is_empty() {
+                continue;
+            }
             for backend in ["llvm", "cranelift"] {
                 for level in ["-O0", "-O2"] {
-                    let args = ["run", "--checks", "bounds", "--backend", backend, level];
-                    assert_run_time_error(&path, &args, want);
+                    let args = [
+                        "run",
+                        "--checks",
+                        "bounds",
+                        "--target",
+                        target,
+                        "--backend",
+                        backend,
+                        level,
+                    ];
+                    assert_run_time_error(&path, &args, &want);
                 }
             }
         }
         // Errors native code catches too, with the same exit status.
-        if let Some(want) = header(&src, "// native-error:") {
+        let want = headers(&src, "// native-error:");
+        if !want.is_empty() {
             for backend in ["llvm", "cranelift"] {
-                assert_run_time_error(&path, &["run", "--backend", backend], want);
+                assert_run_time_error(&path, &["run", "--backend", backend], &want);
             }
         }
     }

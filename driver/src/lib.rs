@@ -275,6 +275,7 @@ impl InterpArgs {
             fuel: self.fuel,
             max_memory: self.interp_memory,
             max_frames: self.interp_frames,
+            ..Limits::default()
         }
     }
 }

@@ -1,7 +1,7 @@
 //! The compile session: sources in, diagnostics and artifacts out.
 
 use crate::{cuda, error, native, report, Backend, Emit, Options, Report, Target};
-use durin_diag::{render, Diagnostic, SourceMap};
+use durin_diag::{render, Diagnostic, SourceMap, Span};
 use durin_frontend::check::Program;
 use durin_ir::interp;
 use durin_ir::{Def, World};
@@ -159,7 +159,11 @@ impl<'io> Session<'io> {
 
     fn interpret(&mut self, w: &World, main: Def, argv: &[String]) -> Result<u8, Failed> {
         let argv: Vec<Vec<u8>> = argv.iter().map(|a| a.as_bytes().to_vec()).collect();
-        let limits = self.options.interp;
+        let mut limits = self.options.interp;
+        limits.library_files = (0..64)
+            .filter_map(|i| self.sources.file_id(i))
+            .filter(|&f| self.sources.is_library(f))
+            .fold(0, |bits, f| bits | 1 << f.index());
         let t = Instant::now();
         let mut printed = Vec::new();
         let (result, jumps) = interp::run_with_argv_counted(w, main, &argv, limits, &mut printed);
@@ -177,14 +181,20 @@ impl<'io> Session<'io> {
             Ok(results) => results,
             Err(e) => {
                 // As native code says it: the place, when the IR has one.
-                let text = match e.loc {
-                    Some(l) => format!(
+                let mut text = match e.loc {
+                    Some(_) => format!(
                         "run-time error: {}: {}",
-                        self.sources.place(Some(l)),
+                        self.program_place(e.loc, &e.expanded_from),
                         e.message
                     ),
                     None => format!("run-time error: {}", e.message),
                 };
+                text.push_str(&self.ran_last(e.loc, &e.expanded_from, e.program_place));
+                if let Some(r) = &e.related {
+                    let place = self.program_place(Some(r.at), &r.expanded_from);
+                    text.push_str(&format!("\n  {}: {place}", r.what));
+                    text.push_str(&self.ran_last(Some(r.at), &r.expanded_from, r.program_place));
+                }
                 self.fail(error(text));
                 return Ok(crate::EXIT_RUNTIME_ERROR);
             }
@@ -193,6 +203,39 @@ impl<'io> Session<'io> {
             Some(interp::Value::Bits(b)) => *b as u8,
             _ => 0,
         })
+    }
+
+    /// The place `loc` in words: in library code specialized for a call of the program
+    /// (`expanded_from`), the program's call first, then the library's place.
+    fn program_place(&self, loc: Option<Span>, expanded_from: &[Span]) -> String {
+        let place = self.sources.place(loc);
+        match self.sources.program_call(loc, expanded_from) {
+            Some(call) => format!(
+                "{} (in {place}, the library's code for this call)",
+                self.sources.place(Some(call))
+            ),
+            None => place,
+        }
+    }
+
+    /// For a place in library code that no call of the program was specialized into, a
+    /// line naming the program's code that had run last (`ran_last`); else nothing.
+    fn ran_last(
+        &self,
+        loc: Option<Span>,
+        expanded_from: &[Span],
+        ran_last: Option<Span>,
+    ) -> String {
+        let in_library = loc.is_none_or(|l| self.sources.is_library(l.file));
+        match ran_last {
+            Some(at) if in_library && self.sources.program_call(loc, expanded_from).is_none() => {
+                format!(
+                    "\n  the program's code that ran last: {}",
+                    self.sources.place(Some(at))
+                )
+            }
+            _ => String::new(),
+        }
     }
 
     /// Compiles the program made of `files` and writes `emit` to `output`.

@@ -82,6 +82,14 @@ impl<V> DefMap<V> {
             .enumerate()
             .filter_map(|(i, s)| s.as_ref().map(|v| (Def::from_index(i), v)))
     }
+
+    /// Every `(def, value)`, in key order, the values mutable.
+    pub fn iter_mut(&mut self) -> impl Iterator<Item = (Def, &mut V)> {
+        self.slots
+            .iter_mut()
+            .enumerate()
+            .filter_map(|(i, s)| s.as_mut().map(|v| (Def::from_index(i), v)))
+    }
 }
 
 impl<V> std::ops::Index<Def> for DefMap<V> {

@@ -582,6 +582,9 @@ impl Recipe {
                 at: "@main".into(),
                 message: "unexpected results".into(),
                 loc: None,
+                expanded_from: Vec::new(),
+                program_place: None,
+                related: None,
             }),
         }
     }
@@ -875,6 +878,9 @@ impl ExprProgram {
                 at: "@main".into(),
                 message: "unexpected result".into(),
                 loc: None,
+                expanded_from: Vec::new(),
+                program_place: None,
+                related: None,
             }),
         }
     }

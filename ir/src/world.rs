@@ -361,8 +361,13 @@ impl World {
     /// was not specialized). Worlds built anew from this one ([`World::with_types_of`]) keep
     /// the same expansions.
     pub fn expanded_from(&self, d: Def) -> Vec<Span> {
+        self.expansion_calls(self.expansion(d))
+    }
+
+    /// The calls of expansion `e` and of those it is in, innermost first.
+    pub fn expansion_calls(&self, e: Option<Expansion>) -> Vec<Span> {
         let sites = |e: &Expansion| self.expansion_sites[e.0 as usize];
-        std::iter::successors(self.expansion(d), |e| sites(e).1)
+        std::iter::successors(e, |e| sites(e).1)
             .map(|e| sites(&e).0)
             .collect()
     }

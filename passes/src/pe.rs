@@ -499,6 +499,17 @@ impl Specializer<'_> {
         for (m, _) in changed {
             self.index.add(self.w, m);
         }
+        // The continuations of `target`'s body expand the call at `k`, as a clone's do
+        // (those that expand a call inside `target` already keep that one).
+        let (at, parent) = self.w.jump_place(k);
+        if let Some(at) = at.filter(|_| self.w.expansion(target).is_none()) {
+            let e = self.w.new_expansion(at, parent);
+            for &m in scope.iter().skip(1) {
+                if self.w.expansion(m).is_none() {
+                    self.w.set_expansion(m, e);
+                }
+            }
+        }
         // `k`'s jump is `target`'s now: calls in it are at `target`'s place.
         self.w.take_jump_place(target, k);
         match body {

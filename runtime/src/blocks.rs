@@ -199,6 +199,11 @@ extern "C" fn fiber_entry() -> ! {
     unreachable!("a finished fiber was resumed")
 }
 
+/// Whether this thread is running a kernel's block.
+pub(crate) fn in_kernel() -> bool {
+    BLOCK.with(|b| b.try_borrow().map_or(true, |b| b.is_some()))
+}
+
 fn with_block<T>(f: impl FnOnce(&mut Block) -> T) -> T {
     BLOCK.with(|b| {
         let mut b = b.borrow_mut();

@@ -4,7 +4,9 @@
 //!
 //! Every host allocation is recorded (start and size) until it is released; memory the
 //! runtime did not allocate (the stack, C's heap, globals) is not known, and indexing into
-//! it is not checked.
+//! it is not checked. Where CUDA kernels run on the CPU (`--target cuda-cpu`), a device's
+//! memory is host memory recorded as the device's: host code that indexes into it stops,
+//! as it would on a machine with a GPU, where the host cannot address it.
 
 use std::cell::Cell;
 use std::collections::BTreeMap;
@@ -12,19 +14,24 @@ use std::ffi::{c_char, CStr};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
-/// Start address to size in bytes, for every live host allocation.
-static ALLOCATIONS: Mutex<BTreeMap<usize, usize>> = Mutex::new(BTreeMap::new());
+/// Start address to size in bytes and the CUDA device whose memory it stands for (if
+/// any), for every live host allocation.
+static ALLOCATIONS: Mutex<BTreeMap<usize, (usize, Option<i32>)>> = Mutex::new(BTreeMap::new());
 
 /// Changes with every change of the table, so that a thread's cached allocation is known
 /// to be current without taking the lock.
 static GENERATION: AtomicU64 = AtomicU64::new(0);
 
 thread_local! {
-    /// The allocation this thread found last: generation, start, size.
-    static LAST: Cell<(u64, usize, usize)> = const { Cell::new((u64::MAX, 0, 0)) };
+    /// The allocation this thread found last: generation, start, size, whether it is a
+    /// device's.
+    static LAST: Cell<(u64, usize, usize, bool)> = const { Cell::new((u64::MAX, 0, 0, false)) };
+    /// The device of the device allocation this thread's host code indexed last (for the
+    /// error).
+    static DEVICE_HIT: Cell<i32> = const { Cell::new(0) };
 }
 
-fn table() -> std::sync::MutexGuard<'static, BTreeMap<usize, usize>> {
+fn table() -> std::sync::MutexGuard<'static, BTreeMap<usize, (usize, Option<i32>)>> {
     // A panic elsewhere while the lock was held leaves the table as consistent as ever.
     ALLOCATIONS.lock().unwrap_or_else(|e| e.into_inner())
 }
@@ -32,7 +39,16 @@ fn table() -> std::sync::MutexGuard<'static, BTreeMap<usize, usize>> {
 /// Records a host allocation of `size` bytes at `p`.
 pub(crate) fn allocated(p: *mut u8, size: usize) {
     let mut t = table();
-    t.insert(p as usize, size);
+    t.insert(p as usize, (size, None));
+    GENERATION.fetch_add(1, Ordering::Release);
+}
+
+/// Records that the host allocation at `p` stands for the memory of CUDA device `dev`.
+pub(crate) fn on_device(p: *mut u8, dev: i32) {
+    let mut t = table();
+    if let Some(a) = t.get_mut(&(p as usize)) {
+        a.1 = Some(dev);
+    }
     GENERATION.fetch_add(1, Ordering::Release);
 }
 
@@ -55,25 +71,32 @@ fn place_text(place: *const c_char) -> String {
 }
 
 /// The elements of `elem` bytes before and from `p` within the allocation holding `p`, if
-/// the runtime made it.
-fn room(p: usize, elem: usize) -> Option<(usize, usize)> {
+/// the runtime made it, and the CUDA device whose memory it stands for.
+fn room(p: usize, elem: usize) -> Option<(usize, usize, Option<i32>)> {
     let generation = GENERATION.load(Ordering::Acquire);
-    let (g, start, size) = LAST.get();
-    let (start, size) = if g == generation && start <= p && p < start + size {
-        (start, size)
+    let (g, start, size, device) = LAST.get();
+    let (start, size, device) = if g == generation && start <= p && p < start + size {
+        (start, size, device.then(|| DEVICE_HIT.get()))
     } else {
         let t = table();
-        let (&start, &size) = t.range(..=p).next_back()?;
+        let (&start, &(size, device)) = t.range(..=p).next_back()?;
         // A zero-byte allocation holds no element: its own (unique) address is in it, with
         // none before and none from it.
         if p >= start + size && !(size == 0 && p == start) {
             return None;
         }
-        LAST.set((generation, start, size));
-        (start, size)
+        LAST.set((generation, start, size, device.is_some()));
+        if let Some(d) = device {
+            DEVICE_HIT.set(d);
+        }
+        (start, size, device)
     };
-    Some(((p - start) / elem, (start + size - p) / elem))
+    Some(((p - start) / elem, (start + size - p) / elem, device))
 }
+
+/// The room [`durin_index_room`] gives host code for a device's memory: none, with
+/// `from` this value, which [`durin_index_error`] recognizes.
+const DEVICE_MEMORY: i64 = i64::MIN;
 
 /// The elements of an array of `elem_size`-byte elements at `base` that an index may reach:
 /// `before` elements before `base` and `from` elements from it, within the runtime's
@@ -92,7 +115,12 @@ pub struct Room {
 #[no_mangle]
 pub extern "C" fn durin_index_room(base: *const u8, elem_size: i64) -> Room {
     match room(base as usize, elem_size.max(1) as usize) {
-        Some((before, from)) => Room {
+        // Host code (not a kernel run on the CPU) indexing into a device's memory.
+        Some((_, _, Some(_))) if !crate::blocks::in_kernel() => Room {
+            before: 0,
+            from: DEVICE_MEMORY,
+        },
+        Some((before, from, _)) => Room {
             before: before as i64,
             from: from as i64,
         },
@@ -109,6 +137,15 @@ pub extern "C" fn durin_index_room(base: *const u8, elem_size: i64) -> Room {
 /// `place` is null or a zero-terminated string.
 #[no_mangle]
 pub unsafe extern "C" fn durin_index_error(index: i64, len: i64, place: *const c_char) -> ! {
+    if len == DEVICE_MEMORY {
+        crate::error::fail(&format!(
+            "{}: host code's access to the memory of CUDA device {} (a GPU's memory, which the \
+             host cannot address; here the kernels run on the CPU): copy it to host memory \
+             first (`img_copy`, `copy`)",
+            place_text(place),
+            DEVICE_HIT.get()
+        ))
+    }
     crate::error::fail(&format!(
         "{}: out-of-bounds access: index {index} of {len} elements",
         place_text(place)

@@ -66,6 +66,21 @@ pub extern "C" fn anydsl_alloc(dev: i32, size: i64) -> *mut u8 {
     p.cast()
 }
 
+/// [`anydsl_alloc`] for a program whose CUDA kernels run on the CPU (`--target cuda-cpu`):
+/// a CUDA device's memory is host memory, recorded as the device's, so that a bounds check
+/// in host code stops an access to it as a GPU would ([`crate::checks`]).
+#[no_mangle]
+pub extern "C" fn durin_alloc_cpu_blocks(dev: i32, size: i64) -> *mut u8 {
+    match place("alloc", dev) {
+        Place::Cuda(n) => {
+            let p = anydsl_alloc(0, size);
+            crate::checks::on_device(p, n);
+            p
+        }
+        Place::Host => anydsl_alloc(dev, size),
+    }
+}
+
 /// `size` bytes (at least one) of host memory aligned to `align`, a power of two and a
 /// multiple of a pointer's size; out of memory is a run-time error of `what`.
 fn memalign(what: &str, size: usize, align: usize) -> *mut c_void {
@@ -183,6 +198,7 @@ crate::symbol_table!(
     anydsl_aligned_malloc,
     anydsl_aligned_free,
     anydsl_alloc,
+    durin_alloc_cpu_blocks,
     anydsl_alloc_host,
     anydsl_alloc_unified,
     anydsl_release,

@@ -124,6 +124,9 @@ pub(super) struct Code {
     pub lits: Box<[super::Value]>,
     /// Slots in this continuation's frames.
     pub memo_len: u32,
+    /// Whether its jump is in the program's own code rather than a library's
+    /// ([`super::Limits::library_files`]).
+    pub program: bool,
 }
 
 /// Every body of a world, and the initializer of every global.
@@ -441,6 +444,7 @@ impl Compiler<'_> {
             args: p.args.iter().map(|a| index[a]).collect(),
             lits: lits.into(),
             memo_len,
+            program: false,
         }
     }
 

@@ -7,6 +7,7 @@
 //! ("index 15 of 4 elements") where it went through an array.
 
 use super::Value;
+use crate::def::Def;
 use crate::layout::{field_offsets, size_align};
 use crate::types::{Type, TypeKind};
 use crate::world::World;
@@ -73,7 +74,20 @@ pub(super) enum BlockState {
     Released,
 }
 
+/// Which code may access a block: any, host code only (memory the host's `alloc`
+/// returned), or a device's kernels only (memory `alloc` returned for a GPU), as on a
+/// machine with a GPU, where the two are different memories.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(super) enum Owner {
+    Any,
+    Host,
+    Device(i32),
+}
+
 struct Block {
+    /// Who may access it, the call that allocated it (for `Host` and `Device`) and the
+    /// program's code that ran last then.
+    owner: (Owner, Option<Def>, Option<Def>),
     bytes: Vec<u8>,
     /// One bit per byte: written.
     init: Vec<u64>,
@@ -183,6 +197,7 @@ impl Memory {
         self.live += size;
         let n = size as usize;
         self.blocks.push(Block {
+            owner: (Owner::Any, None, None),
             bytes: vec![0; n],
             init: vec![0; n.div_ceil(64)],
             refs: BTreeMap::new(),
@@ -190,6 +205,23 @@ impl Memory {
             state,
         });
         Ok(Pointer::to_block(self.blocks.len() as u32 - 1))
+    }
+
+    /// Makes the block of `p` (a new one) accessible only to `owner`; `at` allocated it,
+    /// after the program's code `program` ran.
+    pub(super) fn set_owner(&mut self, p: &Pointer, owner: Owner, at: Def, program: Option<Def>) {
+        if let Some(b) = self.blocks.get_mut(p.block as usize) {
+            b.owner = (owner, Some(at), program);
+        }
+    }
+
+    /// Who may access the block `p` points into, the call that allocated it and the
+    /// program's code that ran last then.
+    pub(super) fn owner(&self, p: &Pointer) -> (Owner, Option<Def>, Option<Def>) {
+        match self.blocks.get(p.block as usize) {
+            Some(b) => b.owner,
+            None => (Owner::Any, None, None),
+        }
     }
 
     /// The integer a pointer converts to (`conv` to an integer type, before truncation).

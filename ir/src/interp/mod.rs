@@ -194,6 +194,14 @@ pub struct InterpError {
     /// The source place of the def, or of the operand that has one (the index of an
     /// out-of-bounds access), when the front end gave one.
     pub loc: Option<durin_diag::Span>,
+    /// The calls the code that failed was specialized for, innermost first
+    /// ([`World::expanded_from`]): from library code to the program's call.
+    pub expanded_from: Vec<durin_diag::Span>,
+    /// The place of the program's own code that ran last before the error (the call into
+    /// the library function that failed, when that function was not specialized).
+    pub program_place: Option<durin_diag::Span>,
+    /// Another place the error is about (the allocation of the memory accessed).
+    pub related: Option<Related>,
 }
 
 impl fmt::Display for InterpError {
@@ -203,6 +211,19 @@ impl fmt::Display for InterpError {
 }
 
 impl std::error::Error for InterpError {}
+
+/// A place an [`InterpError`] is about besides its own.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Related {
+    /// The place.
+    pub at: durin_diag::Span,
+    /// The calls its code was specialized for, innermost first.
+    pub expanded_from: Vec<durin_diag::Span>,
+    /// The place of the program's own code that had run last then.
+    pub program_place: Option<durin_diag::Span>,
+    /// What it is.
+    pub what: String,
+}
 
 /// Bounds on a run.
 #[derive(Clone, Copy, Debug)]
@@ -214,6 +235,10 @@ pub struct Limits {
     /// Maximum number of frames alive at once: continuation runs that a closure still
     /// refers to, which is the depth of non-tail recursion.
     pub max_frames: u64,
+    /// The source files (by [`durin_diag::FileId::index`], below 64) that belong to a
+    /// library rather than to the program, a bit each: an error in library code also names
+    /// the place in the program that ran last ([`InterpError::program_place`]).
+    pub library_files: u64,
 }
 
 impl Default for Limits {
@@ -222,6 +247,7 @@ impl Default for Limits {
             fuel: 100_000_000,
             max_memory: 1 << 30,
             max_frames: 1_000_000,
+            library_files: 0,
         }
     }
 }
@@ -260,6 +286,14 @@ struct Interp<'w, 'o> {
     suspended: Option<Value>,
     /// The CUDA thread being run (`threadIdx` and the rest), in a CUDA kernel.
     cuda: Option<CudaThread>,
+    /// The continuation that was running when the run failed (the innermost one, for an
+    /// error inside a kernel or a parallel loop).
+    failed_in: Option<Def>,
+    /// The last continuation of the program's own code that ran.
+    last_program: Option<Def>,
+    /// The def another place of the error is at (the call that allocated the memory an
+    /// access is about), the program's code that had run last then, and what it is.
+    related: Option<(Def, Option<Def>, String)>,
 }
 
 /// The indices a CUDA kernel's thread reads: its thread and block index, the block and
@@ -336,7 +370,8 @@ pub fn run(
     out: &mut Vec<u8>,
 ) -> Result<Vec<Value>, InterpError> {
     let mut it = Interp::new(w, limits, out);
-    it.run(entry, args).map_err(|f| named(w, f))
+    let r = it.run(entry, args);
+    r.map_err(|f| it.named(f))
 }
 
 /// An error with its def named as in the text form.
@@ -347,13 +382,50 @@ fn named(w: &World, (d, message): Fail) -> InterpError {
         false => layout.name(d).unwrap_or("?").to_string(),
     };
     let loc = w.loc(d).or_else(|| w.ops(d).iter().find_map(|&o| w.loc(o)));
-    InterpError { at, message, loc }
+    InterpError {
+        at,
+        message,
+        loc,
+        expanded_from: w.expanded_from(d),
+        program_place: None,
+        related: None,
+    }
+}
+
+impl Interp<'_, '_> {
+    /// The error of this run: [`named`], with the calls the continuation that failed was
+    /// specialized for and the place of the memory it is about.
+    fn named(&self, f: Fail) -> InterpError {
+        let w = self.w;
+        let mut e = named(w, f);
+        // A continuation's body may be another's it took over (inlining): its jump's
+        // place and expansion are those of the code it runs.
+        if let Some(k) = self.failed_in {
+            e.expanded_from = w.expansion_calls(w.jump_place(k).1);
+        }
+        e.program_place = self.last_program.and_then(|k| w.jump_place(k).0);
+        e.related = (self.related.as_ref()).and_then(|(d, program, what)| {
+            let (at, expansion) = w.jump_place(*d);
+            Some(Related {
+                at: at?,
+                expanded_from: w.expansion_calls(expansion),
+                program_place: program.and_then(|k| w.jump_place(k).0),
+                what: what.clone(),
+            })
+        });
+        e
+    }
 }
 
 impl<'w, 'o> Interp<'w, 'o> {
     fn new(w: &'w World, limits: Limits, out: &'o mut Vec<u8>) -> Self {
         let free = FreeParams::compute(w);
-        let prog = Program::compile(w, &free);
+        let mut prog = Program::compile(w, &free);
+        let library =
+            |f: durin_diag::FileId| f.index() < 64 && limits.library_files >> f.index() & 1 == 1;
+        for (k, code) in prog.codes.iter_mut() {
+            code.program = w.jump_place(k).0.is_some_and(|s| !library(s.file));
+        }
         Interp {
             out,
             w,
@@ -373,6 +445,9 @@ impl<'w, 'o> Interp<'w, 'o> {
             block: None,
             suspended: None,
             cuda: None,
+            failed_in: None,
+            last_program: None,
+            related: None,
         }
     }
 }
@@ -403,7 +478,7 @@ pub fn run_with_argv_counted(
     let mut it = Interp::new(w, limits, out);
     let r = it.argv(entry, args).and_then(|vals| it.run(entry, vals));
     let jumps = it.jumps;
-    let r = r.map_err(|f| named(w, f)).map(|results| {
+    let r = r.map_err(|f| it.named(f)).map(|results| {
         results
             .into_iter()
             .filter(|v| !matches!(v, Value::Mem(_)))
@@ -474,6 +549,9 @@ pub fn run_main(
         at: Layout::compute(w).name(entry).unwrap_or("?").into(),
         message: m,
         loc: w.loc(entry),
+        expanded_from: Vec::new(),
+        program_place: None,
+        related: None,
     };
     let ptys = w
         .types()
@@ -610,13 +688,16 @@ impl Interp<'_, '_> {
                 // An import's error is placed at the call (the calling block's place), when
                 // the program has places.
                 let w = self.w;
-                let (ret, results) = if w.node(k) == Node::Launch {
+                let r = if w.node(k) == Node::Launch {
                     self.cuda_launch(&args, caller)
-                        .map_err(|m| (if w.loc(caller).is_some() { caller } else { k }, m))?
+                        .map_err(|m| (if w.loc(caller).is_some() { caller } else { k }, m))
                 } else {
-                    self.import(k, &args)
-                        .map_err(|(d, m)| (if w.loc(caller).is_some() { caller } else { d }, m))?
+                    self.import(k, caller, &args)
+                        .map_err(|(d, m)| (if w.loc(caller).is_some() { caller } else { d }, m))
                 };
+                let (ret, results) = r.inspect_err(|_| {
+                    self.failed_in.get_or_insert(caller);
+                })?;
                 target = Target::Value(ret);
                 args = results;
                 continue;
@@ -638,6 +719,9 @@ impl Interp<'_, '_> {
                     ),
                 ));
             }
+            if code.program {
+                self.last_program = Some(k);
+            }
             self.seq += 1;
             let own = match spare.pop() {
                 Some(mut f) => {
@@ -654,7 +738,9 @@ impl Interp<'_, '_> {
                 None => Rc::new(Frame::new(self.seq, args, code.memo_len)),
             };
             regs.clear();
-            self.steps(code, env, &own, &mut regs)?;
+            self.steps(code, env, &own, &mut regs).inspect_err(|_| {
+                self.failed_in.get_or_insert(k);
+            })?;
             let frame = |i: u16| frame_at(env, &own, i).clone();
             let src = |s: &Src| value_at(code, &regs, env, &own, *s).clone();
             let next = match &code.jump {
@@ -699,7 +785,7 @@ impl Interp<'_, '_> {
 
     /// Calls the import `k` (`cn(mem, args.., cn(mem, results..))`): the continuation to
     /// go on with, and its arguments.
-    fn import(&mut self, k: Def, args: &[Value]) -> Result<(Value, Vec<Value>), Fail> {
+    fn import(&mut self, k: Def, caller: Def, args: &[Value]) -> Result<(Value, Vec<Value>), Fail> {
         let (ret, inner) = match args.split_last() {
             Some((r, rest)) if rest.first().is_some_and(|m| matches!(m, Value::Mem(_))) => {
                 (r.clone(), &rest[1..])
@@ -713,7 +799,9 @@ impl Interp<'_, '_> {
         };
         self.consume_mem(&args[0]).map_err(|m| (k, m))?;
         let name = self.w.name(k).unwrap_or("");
-        let results = self.call_import(name, inner, k).map_err(|m| (k, m))?;
+        let results = self
+            .call_import(name, inner, k, caller)
+            .map_err(|m| (k, m))?;
         // The newest token: the import may have run code with effects.
         let mem = Value::Mem(self.mem);
         Ok((ret, std::iter::once(mem).chain(results).collect()))
@@ -979,6 +1067,7 @@ impl Interp<'_, '_> {
                 if let Some(b) = self.block.as_mut() {
                     b.access(p, shape.size(), false)?;
                 }
+                self.check_side(p, false)?;
                 let v = self.memory.load(shape, p)?;
                 if v == Value::Undef {
                     return Err("load of uninitialized memory".into());
@@ -991,6 +1080,7 @@ impl Interp<'_, '_> {
                 if let Some(b) = self.block.as_mut() {
                     b.access(p, shape.size(), true)?;
                 }
+                self.check_side(p, true)?;
                 self.memory.store(shape, p, op(2))?;
                 m
             }

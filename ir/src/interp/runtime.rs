@@ -1,21 +1,23 @@
 //! The runtime functions the interpreter provides, as AnyDSL's runtime does natively.
 
-use super::memory::{BlockState, Pointer, Shape};
+use super::memory::{BlockState, Owner, Pointer, Shape};
 use super::{Interp, Target, Value};
 use crate::def::Def;
 use crate::types::TypeKind;
 
 impl Interp<'_, '_> {
     /// The runtime functions a program may import, as AnyDSL's runtime provides them.
+    /// `import` is the import's continuation, `at` the continuation that calls it.
     pub(super) fn call_import(
         &mut self,
         name: &str,
         args: &[Value],
+        import: Def,
         at: Def,
     ) -> Result<Vec<Value>, String> {
         let bits = |i: usize| number(name, args, i);
         let ptr = |i: usize| pointer(name, args, i);
-        if let Some(r) = self.device_import(name, args, at) {
+        if let Some(r) = self.device_import(name, args, import) {
             return r;
         }
         // AnyDSL's runtime names its C functions `anydsl_*`.
@@ -162,6 +164,12 @@ impl Interp<'_, '_> {
                     return Err(format!("allocation of {size} bytes"));
                 }
                 let p = self.memory.alloc(size as u64, true, BlockState::Heap)?;
+                if short == "alloc" {
+                    // The host's memory, or a GPU's (platform 1, CUDA): not the other's.
+                    let dev = bits(0)? as u32 as i32;
+                    let owner = if dev & 15 == 0 { Owner::Host } else { Owner::Device(dev) };
+                    self.memory.set_owner(&p, owner, at, self.last_program);
+                }
                 return Ok(vec![Value::Ptr(p)]);
             }
             "release" | "release_host" => {
@@ -183,6 +191,32 @@ impl Interp<'_, '_> {
             _ => return Err(format!("unknown runtime function `{name}` (the interpreter provides AnyDSL's printing, time and memory functions and the C math library)")),
         }
         Ok(Vec::new())
+    }
+
+    /// Whether the code running may access the memory `p` points into: host code not a
+    /// GPU's memory, a CUDA kernel not the host's (`write`: a store).
+    pub(super) fn check_side(&mut self, p: &Pointer, write: bool) -> Result<(), String> {
+        let (owner, at, program) = self.memory.owner(p);
+        let access = if write { "store to" } else { "load from" };
+        let message = match owner {
+            Owner::Device(dev) if self.cuda.is_none() => format!(
+                "host code's {access} the memory of device {dev} (a GPU's memory, which the host \
+                 cannot address): copy it to host memory first (`img_copy`, `copy`)"
+            ),
+            Owner::Host if self.cuda.is_some() => format!(
+                "a CUDA kernel's {access} host memory (which the GPU cannot address): copy it to \
+                 the device first (`img_copy`, `copy`)"
+            ),
+            _ => return Ok(()),
+        };
+        if let Some(at) = at {
+            let what = match owner {
+                Owner::Device(_) => "the memory was allocated on the device here",
+                _ => "the memory was allocated on the host here",
+            };
+            self.related = Some((at, program, what.into()));
+        }
+        Err(message)
     }
 
     /// Runs the threads `threads` of one block of a kernel `body`, in rounds: each round
@@ -364,6 +398,7 @@ impl Interp<'_, '_> {
                 }
                 let elem = elem.ok_or_else(|| format!("`{name}` without a pointer parameter"))?;
                 let shape = Shape::of(w, elem);
+                self.check_side(&global, name == "stg_f32x4")?;
                 let (to, v) = if name == "ldg_f32x4" {
                     (pointer(name, args, 0)?, self.memory.load(&shape, &global)?)
                 } else {
@@ -384,6 +419,7 @@ impl Interp<'_, '_> {
                 let p = pointer(name, args, 0)?;
                 let elem = elem.ok_or_else(|| format!("`{name}` without a pointer parameter"))?;
                 let shape = Shape::of(w, elem);
+                self.check_side(&p, name != "__ldg")?;
                 let old = self.memory.load(&shape, &p)?;
                 if name == "__ldg" {
                     return Ok(vec![old]);

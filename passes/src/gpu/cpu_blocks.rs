@@ -65,15 +65,29 @@ const DEVICE_ARGS: &[(&str, &[usize])] = &[
     ("durin_timer_stop", &[1]),
 ];
 
+/// The runtime's allocation for CUDA kernels run on the CPU: host memory, recorded as the
+/// device's (so that `--checks bounds` stops host code that indexes into it).
+const ALLOC_FN: &str = "durin_alloc_cpu_blocks";
+
 /// Makes the host's calls of the runtime (among `conts`) that name a CUDA device name the
-/// host instead: its memory is the kernels' memory.
+/// host instead: its memory is the kernels' memory. An allocation on the device calls
+/// [`ALLOC_FN`], which allocates host memory and records it as the device's.
 pub(crate) fn devices_to_host(w: &mut World, conts: &[Def]) {
     let i32t = w.ty_int(32, true);
+    let mut alloc_fn = None;
     for &c in conts {
         let Some((callee, args)) = w.body(c).map(|(f, a)| (f, a.to_vec())) else {
             continue;
         };
         if w.node(callee) != Node::Cont || w.body(callee).is_some() {
+            continue;
+        }
+        if w.name(callee) == Some("anydsl_alloc") {
+            let f = *alloc_fn.get_or_insert_with(|| {
+                let params = cont_param_types(w, callee);
+                Imports::default().get(w, ALLOC_FN, &params)
+            });
+            w.set_body(c, f, &args);
             continue;
         }
         let Some(&(_, at)) =
