@@ -307,6 +307,7 @@ impl<'a> ModuleLowering<'a> {
             m: self,
             b: builder,
             entry: f,
+            current: f,
             tail_calls: program::may_tail_call(w, &scope),
             blocks: FxHashMap::default(),
             vals: FxHashMap::default(),
@@ -339,6 +340,8 @@ struct FunctionLowering<'m, 'a, 'f> {
     entry: Def,
     /// Whether calls in tail position may be tail calls (see `program::may_tail_call`).
     tail_calls: bool,
+    /// The continuation being lowered.
+    current: Def,
     /// The Cranelift block of each continuation of the function (its entry included).
     blocks: FxHashMap<Def, Block>,
     /// Values of parameters and of scheduled defs (they dominate their uses).
@@ -404,6 +407,7 @@ impl<'m, 'a, 'f> FunctionLowering<'m, 'a, 'f> {
                 continue;
             }
             self.b.switch_to_block(self.blocks[&k]);
+            self.current = k;
             self.local.clear();
             for d in program::computed_defs(w, schedule.block(k), |o| self.is_block(o)) {
                 if !self.vals.contains_key(&d) {
@@ -935,7 +939,9 @@ impl<'m, 'a, 'f> FunctionLowering<'m, 'a, 'f> {
         let w = self.w();
         let i64p = AbiParam::new(cl::I64);
         for a in array_indices(w, ptr) {
-            let place = sources.place(w.loc(at).or(w.loc(a.lea)));
+            // In library code, the program's call that code was specialized for first.
+            let expanded = w.expansion_calls(w.jump_place(self.current).1);
+            let place = sources.place_in_program(w.loc(at).or(w.loc(a.lea)), &expanded);
             let place = self.string(&place)?;
             let i = self.index64(a.index)?;
             // Inside when `i < len` (unsigned) for a fixed-size array; behind a pointer,

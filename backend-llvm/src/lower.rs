@@ -1060,7 +1060,9 @@ impl<'m, 'a, 'ctx> FunctionLowering<'m, 'a, 'ctx> {
         let i64t = self.m.ctx.i64_type();
         for a in array_indices(w, ptr) {
             let (base, index, elem, len) = (a.base, a.index, a.elem, a.len);
-            let place = sources.place(w.loc(at).or(w.loc(a.lea)));
+            // In library code, the program's call that code was specialized for first.
+            let expanded = w.expansion_calls(w.jump_place(self.current).1);
+            let place = sources.place_in_program(w.loc(at).or(w.loc(a.lea)), &expanded);
             let i = self.index64(index)?;
             let place = self
                 .builder

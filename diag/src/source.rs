@@ -144,6 +144,21 @@ impl SourceMap {
             .find(|s| !self.is_library(s.file))
     }
 
+    /// The place `span` in words, as [`Self::place`]; in library code specialized for a
+    /// call of the program (`expanded_from`, innermost first), the program's call first,
+    /// then the library's place: `prog.art:9:5 (in <prelude>/image.art:53:46, the
+    /// library's code for this call)`.
+    pub fn place_in_program(&self, span: Option<Span>, expanded_from: &[Span]) -> String {
+        let place = self.place(span);
+        match self.program_call(span, expanded_from) {
+            Some(call) => format!(
+                "{} (in {place}, the library's code for this call)",
+                self.place(Some(call))
+            ),
+            None => place,
+        }
+    }
+
     /// The text `span` covers.
     pub fn slice(&self, span: Span) -> &str {
         self.text(span.file).get(span.range()).unwrap_or("")

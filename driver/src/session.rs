@@ -184,14 +184,14 @@ impl<'io> Session<'io> {
                 let mut text = match e.loc {
                     Some(_) => format!(
                         "run-time error: {}: {}",
-                        self.program_place(e.loc, &e.expanded_from),
+                        self.sources.place_in_program(e.loc, &e.expanded_from),
                         e.message
                     ),
                     None => format!("run-time error: {}", e.message),
                 };
                 text.push_str(&self.ran_last(e.loc, &e.expanded_from, e.program_place));
                 if let Some(r) = &e.related {
-                    let place = self.program_place(Some(r.at), &r.expanded_from);
+                    let place = self.sources.place_in_program(Some(r.at), &r.expanded_from);
                     text.push_str(&format!("\n  {}: {place}", r.what));
                     text.push_str(&self.ran_last(Some(r.at), &r.expanded_from, r.program_place));
                 }
@@ -203,19 +203,6 @@ impl<'io> Session<'io> {
             Some(interp::Value::Bits(b)) => *b as u8,
             _ => 0,
         })
-    }
-
-    /// The place `loc` in words: in library code specialized for a call of the program
-    /// (`expanded_from`), the program's call first, then the library's place.
-    fn program_place(&self, loc: Option<Span>, expanded_from: &[Span]) -> String {
-        let place = self.sources.place(loc);
-        match self.sources.program_call(loc, expanded_from) {
-            Some(call) => format!(
-                "{} (in {place}, the library's code for this call)",
-                self.sources.place(Some(call))
-            ),
-            None => place,
-        }
     }
 
     /// For a place in library code that no call of the program was specialized into, a

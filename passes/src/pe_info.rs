@@ -28,6 +28,9 @@ pub(crate) fn run(
     out: &mut Vec<(Option<Span>, String)>,
     sources: Option<&SourceMap>,
 ) -> Result<(), Diagnostic> {
+    if let Some(sources) = sources {
+        place_runtime_errors(w, sources);
+    }
     // The imports themselves (one per type of value); without any, nothing to walk.
     let imports: Vec<Def> = (w.externals())
         .filter(|&k| w.body(k).is_none() && matches!(w.name(k), Some(NAME | ERROR)))
@@ -91,6 +94,44 @@ pub(crate) fn run(
         w.set_body(k, ret, &[mem]);
     }
     Ok(())
+}
+
+/// The runtime's error function, and the one that also takes the place.
+const RUNTIME_ERROR: &str = "durin_runtime_error";
+const RUNTIME_ERROR_AT: &str = "durin_runtime_error_at";
+
+/// Makes each call of `durin_runtime_error(message)` (`runtime_error` in the prelude) a
+/// call of `durin_runtime_error_at(message, place)`, the place the program's: in library
+/// code, the call of the program its code was specialized for (a size check in `map2`
+/// names the program's `map2(...)`), with the library's place after it.
+fn place_runtime_errors(w: &mut World, sources: &SourceMap) {
+    let Some(import) = (w.externals())
+        .find(|&k| w.body(k).is_none() && w.name(k) == Some(RUNTIME_ERROR) && w.num_params(k) == 3)
+    else {
+        return;
+    };
+    let live = Live::new(w);
+    let mut at_fn = None;
+    for &c in live.conts() {
+        let Some((callee, args)) = w.body(c).map(|(f, a)| (f, a.to_vec())) else {
+            continue;
+        };
+        let [mem, msg, ret] = args[..] else { continue };
+        if callee != import {
+            continue;
+        }
+        let (at, expansion) = w.jump_place(c);
+        let text = sources.place_in_program(at, &w.expansion_calls(expansion));
+        let place = crate::gpu::launch::string_global(w, &text, "place");
+        let f = *at_fn.get_or_insert_with(|| {
+            let t = crate::rewrite::cont_param_types(w, import);
+            let params = [t[0], t[1], t[1], t[2]];
+            let f = w.cont(&params, RUNTIME_ERROR_AT);
+            w.make_external(f);
+            f
+        });
+        w.set_body(c, f, &[mem, msg, place, ret]);
+    }
 }
 
 /// The text of a string literal (a pointer to a global array of bytes).

@@ -18,6 +18,23 @@ pub unsafe extern "C" fn durin_runtime_error(message: *const c_char) -> ! {
     fail(&text)
 }
 
+/// [`durin_runtime_error`] of a call at `place` (a zero-terminated string: the program's
+/// place, which the compiler finds for a call in library code).
+///
+/// # Safety
+/// `message` and `place` are null or point to zero-terminated strings.
+#[no_mangle]
+pub unsafe extern "C" fn durin_runtime_error_at(message: *const c_char, place: *const c_char) -> ! {
+    let text = |p: *const c_char, none: &'static str| {
+        if p.is_null() {
+            none.into()
+        } else {
+            CStr::from_ptr(p).to_string_lossy()
+        }
+    };
+    fail(&format!("{}: {}", text(place, "<unknown place>"), text(message, "unknown error")))
+}
+
 /// Flushes standard output, prints `error: {message}` on standard error, exits with 101.
 pub fn fail(message: &str) -> ! {
     crate::print::flush_all();
@@ -28,4 +45,4 @@ pub fn fail(message: &str) -> ! {
     std::process::exit(101)
 }
 
-crate::symbol_table!(durin_runtime_error);
+crate::symbol_table!(durin_runtime_error, durin_runtime_error_at);

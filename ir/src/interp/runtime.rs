@@ -42,8 +42,9 @@ impl Interp<'_, '_> {
                 let bytes = self.memory.c_string(&ptr(0)?)?;
                 self.out.extend_from_slice(&bytes);
             }
-            // The program stops with its message (the runtime's `durin_runtime_error`).
-            "durin_runtime_error" => {
+            // The program stops with its message (the runtime's `durin_runtime_error`; the
+            // interpreter names the places itself).
+            "durin_runtime_error" | "durin_runtime_error_at" => {
                 let message = self.memory.c_string(&ptr(0)?)?;
                 return Err(String::from_utf8_lossy(&message).into_owned());
             }
