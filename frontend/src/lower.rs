@@ -71,6 +71,11 @@ pub struct Lowered {
 /// The largest type argument of a function instance, as a tree of types.
 const MAX_TYPE_SIZE: u64 = 1 << 12;
 
+/// Type arguments nested deeper than this are refused too: a recursion that wraps its type
+/// argument once per call (`f[S[T]]`) grows by one part a call, and compiling thousands of
+/// instances before the size limit took seconds.
+const MAX_TYPE_DEPTH: u32 = 128;
+
 pub fn lower(prog: &mut Program, diags: &mut Vec<Diagnostic>) -> Lowered {
     let tys = std::mem::take(&mut prog.tys);
     let mut l = Lowerer {
@@ -371,11 +376,10 @@ impl<'p> Lowerer<'p> {
             return k;
         }
         let info = &self.p.fns[f as usize];
-        if let Some(&deep) = key
-            .1
-            .iter()
-            .find(|&&t| self.tys.size_within(t, MAX_TYPE_SIZE) > MAX_TYPE_SIZE)
-        {
+        if let Some(&deep) = key.1.iter().find(|&&t| {
+            self.tys.size_within(t, MAX_TYPE_SIZE) > MAX_TYPE_SIZE
+                || self.tys.depth_within(t, MAX_TYPE_DEPTH) > MAX_TYPE_DEPTH
+        }) {
             // Polymorphic recursion (`f[T]` calling `f[(T, T)]`) asks for ever larger
             // instances; stop at the first absurdly deep one, once.
             if !self.too_deep {
@@ -390,7 +394,7 @@ impl<'p> Lowerer<'p> {
                 };
                 self.diags.push(
                     Diagnostic::error(span, format!("`{name}` is instantiated with ever larger types (here `{shown}`): polymorphic recursion has no end"))
-                        .with_note(format!("each instance of a polymorphic function is compiled separately; type arguments of more than {MAX_TYPE_SIZE} parts are refused")),
+                        .with_note(format!("each instance of a polymorphic function is compiled separately; type arguments of more than {MAX_TYPE_SIZE} parts, or nested more than {MAX_TYPE_DEPTH} deep, are refused")),
                 );
             }
             let fty = self.tys.func(info.dom, info.codom);

@@ -219,6 +219,30 @@ impl TyTable {
         seen
     }
 
+    /// How deeply `t`'s components nest (a primitive type: 1), counted up to `limit + 1`.
+    pub fn depth_within(&self, t: Ty, limit: u32) -> u32 {
+        let mut deepest = 0;
+        let mut stack = vec![(t, 1)];
+        while let Some((t, d)) = stack.pop() {
+            deepest = deepest.max(d);
+            if deepest > limit {
+                return limit + 1;
+            }
+            let parts: &[Ty] = match self.kind(t) {
+                TyKind::Tuple(ts) | TyKind::Struct(_, ts) | TyKind::Enum(_, ts) => ts,
+                TyKind::Array { elem, .. } => std::slice::from_ref(elem),
+                TyKind::Ptr { pointee, .. } => std::slice::from_ref(pointee),
+                TyKind::Fn { dom, codom } => {
+                    stack.extend([(*dom, d + 1), (*codom, d + 1)]);
+                    continue;
+                }
+                _ => continue,
+            };
+            stack.extend(parts.iter().map(|&p| (p, d + 1)));
+        }
+        deepest
+    }
+
     /// Rebuilds `t` bottom-up, replacing each component for which `f` gives a type.
     pub fn map_ty(&mut self, t: Ty, f: &mut dyn FnMut(&mut TyTable, Ty) -> Option<Ty>) -> Ty {
         if let Some(r) = f(self, t) {

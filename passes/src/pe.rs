@@ -92,6 +92,27 @@ impl Stats {
 
 type Key = (Def, Vec<Option<Def>>);
 
+/// What a specialization made, and the streaks of specializations of the same callee in a
+/// row, each inside the one before, that it ends.
+#[derive(Clone, Copy)]
+struct Growth {
+    /// The definitions it made.
+    made: usize,
+    /// How many in a row grew by half or more (see [`GROWTH_LIMIT`]).
+    streak: u32,
+    /// How many in a row substituted no constant value (see [`RUNAWAY_LIMIT`]).
+    blind: u32,
+    /// How many in a row (see [`CHAIN_LIMIT`]).
+    chain: u32,
+}
+
+impl Growth {
+    /// Whether specialization stops here.
+    fn runaway(&self) -> bool {
+        self.streak >= GROWTH_LIMIT || self.blind >= RUNAWAY_LIMIT || self.chain >= CHAIN_LIMIT
+    }
+}
+
 struct Specializer<'w> {
     w: &'w mut World,
     opts: Options,
@@ -102,10 +123,11 @@ struct Specializer<'w> {
     /// For each continuation made by cloning: the call site whose specialization made it,
     /// the callee, and the specialization's number in `growth`.
     origin: FxHashMap<Def, (Def, Def, u32)>,
-    /// For each specialization: the definitions it made, how many specializations of the
-    /// same callee in a row, each inside the one before, grew by half or more, and how many
-    /// in a row substituted no constant value (see [`RUNAWAY_LIMIT`]).
-    growth: Vec<(usize, u32, u32)>,
+    /// For each specialization, how it grew the program.
+    growth: Vec<Growth>,
+    /// For a continuation whose jump is now that of a specialization it inlined: that
+    /// specialization's callee and number in `growth` (its calls are inside it).
+    took_over: FxHashMap<Def, (Def, u32)>,
     /// Control-flow specializations made per callee (bounded: see [`CFF_LIMIT`]).
     cff_count: FxHashMap<Def, u32>,
     /// Which continuations are closed (top-level functions).
@@ -151,6 +173,13 @@ pub const GROWTH_LIMIT: u32 = 16;
 /// counter) or a function each time.
 pub const RUNAWAY_LIMIT: u32 = 10_000;
 
+/// Specialization stops with the fuel diagnostic after this many specializations of one
+/// callee in a row, each made inside the one before, whatever they substitute: a recursion
+/// on a constant that never reaches its end (`fn @g(k) = ... g(k + 1)` with no bound
+/// that holds) would otherwise run for seconds, until [`MAX_DEFS`] and over a gigabyte.
+/// No loop partial evaluation unrolls runs this long (its code would not fit either).
+pub const CHAIN_LIMIT: u32 = 50_000;
+
 /// A specialization costs one unit of fuel, and one more per this many definitions it
 /// makes.
 pub const FUEL_DEFS: usize = 4096;
@@ -165,6 +194,7 @@ pub fn run(w: &mut World, opts: Options) -> Result<Stats, Diagnostic> {
         memo_key: FxHashMap::default(),
         origin: FxHashMap::default(),
         growth: Vec::new(),
+        took_over: FxHashMap::default(),
         cff_count: FxHashMap::default(),
         closed: FxHashMap::default(),
         jumps_out: FxHashMap::default(),
@@ -510,7 +540,13 @@ impl Specializer<'_> {
                 }
             }
         }
-        // `k`'s jump is `target`'s now: calls in it are at `target`'s place.
+        // `k`'s jump is `target`'s now: calls in it are at `target`'s place, and inside
+        // the specialization that made `target` (a recursion whose clones are each inlined
+        // into the same caller is still a chain of clones, each inside the one before).
+        match self.origin.get(&target) {
+            Some(&(_, callee, id)) => self.took_over.insert(k, (callee, id)),
+            None => self.took_over.remove(&k),
+        };
         self.w.take_jump_place(target, k);
         match body {
             Some((callee, rest)) => self.live.set_body(self.w, k, callee, &rest),
@@ -545,18 +581,30 @@ impl Specializer<'_> {
         // Inside a clone of the same callee: a streak of clones that each copy half as much
         // again as the one they are in (the clone is inside what it copies), and one of
         // clones on unknown values.
-        let (streak, blind) = match self.origin.get(&site) {
-            Some(&(_, t, id)) if t == target => {
-                let (prev, streak, blind) = self.growth[id as usize];
+        let made_in = (self.took_over.get(&site).copied())
+            .or_else(|| self.origin.get(&site).map(|&(_, t, id)| (t, id)));
+        let (streak, blind, chain) = match made_in {
+            Some((t, id)) if t == target => {
+                let g = self.growth[id as usize];
                 (
-                    if 2 * made >= 3 * prev { streak + 1 } else { 0 },
-                    if unknown { blind + 1 } else { 0 },
+                    if 2 * made >= 3 * g.made {
+                        g.streak + 1
+                    } else {
+                        0
+                    },
+                    if unknown { g.blind + 1 } else { 0 },
+                    g.chain + 1,
                 )
             }
-            _ => (0, 0),
+            _ => (0, 0, 0),
         };
         let id = u32::try_from(self.growth.len()).expect("fewer specializations than fuel");
-        self.growth.push((made, streak, blind));
+        self.growth.push(Growth {
+            made,
+            streak,
+            blind,
+            chain,
+        });
         self.fuel_left = self.fuel_left.saturating_sub(extra);
         // The originals are templates now: their jumps are specialized in the clones, not
         // in them (specializing inside a template would be copied into every clone).
@@ -604,11 +652,7 @@ impl Specializer<'_> {
             None => {
                 self.spend_fuel(k, target)?;
                 let c = self.clone_of(k, target, &key.1);
-                if self
-                    .growth
-                    .last()
-                    .is_some_and(|g| g.1 >= GROWTH_LIMIT || g.2 >= RUNAWAY_LIMIT)
-                {
+                if self.growth.last().is_some_and(Growth::runaway) {
                     return Err(self.out_of_fuel(k, target));
                 }
                 self.memo.insert(key.clone(), c);
@@ -650,13 +694,21 @@ impl Specializer<'_> {
 
     fn out_of_fuel(&self, site: Def, target: Def) -> Diagnostic {
         let name = |d: Def| self.w.name(d).unwrap_or("a continuation").to_string();
-        let what = if self.growth.last().is_some_and(|g| g.2 >= RUNAWAY_LIMIT) {
+        let last = self.growth.last();
+        let what = if last.is_some_and(|g| g.blind >= RUNAWAY_LIMIT) {
             format!(
                 "room (`{}` was specialized {RUNAWAY_LIMIT} times in a row, each inside the \
                  one before, on arguments none of which is constant)",
                 name(target)
             )
-        } else if self.growth.last().is_some_and(|g| g.1 >= GROWTH_LIMIT) {
+        } else if last.is_some_and(|g| g.chain >= CHAIN_LIMIT) {
+            format!(
+                "room (`{}` was specialized {CHAIN_LIMIT} times in a row, each inside the \
+                 one before: a recursion on constants that does not end, or one too long to \
+                 unroll)",
+                name(target)
+            )
+        } else if last.is_some_and(|g| g.streak >= GROWTH_LIMIT) {
             format!(
                 "room (each specialization of `{}` copies the one it is in, {GROWTH_LIMIT} \
                  times in a row: the program grows geometrically)",
@@ -679,9 +731,15 @@ impl Specializer<'_> {
         )
         .with_note_at(
             None,
-            "a function marked `@` (or with a filter that keeps holding) calls itself on \
-             arguments that never become constant; mark the argument with `$` or weaken the \
-             filter",
+            if last.is_some_and(|g| g.chain >= CHAIN_LIMIT && g.blind < RUNAWAY_LIMIT) {
+                "a function marked `@` (or with a filter that keeps holding) calls itself on \
+                 constants that do not reach the end of the recursion; bound it, or mark the \
+                 argument with `$` to keep a loop"
+            } else {
+                "a function marked `@` (or with a filter that keeps holding) calls itself on \
+                 arguments that never become constant; mark the argument with `$` or weaken \
+                 the filter"
+            },
         );
         // The chain of specializations back to the original code, with repeats folded.
         let mut chain: Vec<(String, Option<Span>, usize)> = Vec::new();

@@ -32,7 +32,11 @@ pub unsafe extern "C" fn durin_runtime_error_at(message: *const c_char, place: *
             CStr::from_ptr(p).to_string_lossy()
         }
     };
-    fail(&format!("{}: {}", text(place, "<unknown place>"), text(message, "unknown error")))
+    fail(&format!(
+        "{}: {}",
+        text(place, "<unknown place>"),
+        text(message, "unknown error")
+    ))
 }
 
 /// Flushes standard output, prints `error: {message}` on standard error, exits with 101.
