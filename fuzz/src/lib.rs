@@ -7,6 +7,7 @@
 //! makes the same inputs.
 
 pub mod exec;
+pub mod image;
 pub mod minimize;
 pub mod mutate;
 pub mod oracle;
@@ -90,6 +91,14 @@ impl Corpus {
         let mut rng = Rng::for_input(seed, index);
         let name = |p: &Path| p.strip_prefix(root).unwrap_or(p).display().to_string();
         let choice = rng.below(20);
+        if choice >= 16 {
+            let (what, text) = image::program(&mut rng);
+            return Input {
+                kind: Kind::Image,
+                text: text.into_bytes(),
+                origin: format!("generated: {what}"),
+            };
+        }
         if choice < 3 || (self.sources.is_empty() && self.irs.is_empty()) {
             let (what, text) = stress::program(&mut rng);
             return Input {

@@ -22,6 +22,11 @@ use std::path::{Path, PathBuf};
 pub enum Kind {
     /// A program in the language.
     Source,
+    /// A generated program of the image library ([`crate::image`]): run as a `Source`, and
+    /// also with `--checks bounds`, in the interpreter for a GPU (`--target cuda`) and
+    /// natively with its kernels on the CPU (`--target cuda-cpu`, with bounds checks),
+    /// all of which must print what the interpreter prints.
+    Image,
     /// An IR file, run with these options of `durin ir` (its `; args:` line).
     Ir {
         /// The options, `--run` and its arguments included.
@@ -33,7 +38,7 @@ impl Kind {
     /// The file extension.
     pub fn extension(&self) -> &'static str {
         match self {
-            Kind::Source => "art",
+            Kind::Source | Kind::Image => "art",
             Kind::Ir { .. } => "dir",
         }
     }
@@ -142,6 +147,12 @@ fn needs_gpu(e: &Ended) -> bool {
     e.code == Some(101) && String::from_utf8_lossy(&e.stderr).contains("no CUDA driver found")
 }
 
+/// Whether an interpreted run stopped at the limit on jumps (the GPU's simulation of a
+/// program takes more than its CPU version).
+fn out_of_fuel(e: &Ended) -> bool {
+    e.code == Some(101) && String::from_utf8_lossy(&e.stderr).contains("fuel exhausted")
+}
+
 /// The first line of the output that says what went wrong, else its last lines.
 fn gist(bytes: &[u8]) -> String {
     let text = String::from_utf8_lossy(bytes);
@@ -248,7 +259,7 @@ impl Oracle {
         let any = |c: i32| c >= 0;
         let zero_or_one = |c: i32| c == 0 || c == 1;
         match &input.kind {
-            Kind::Source => {
+            Kind::Source | Kind::Image => {
                 let checked = self.step("check", s(&["check", &name]), dir, &zero_or_one, runs)?;
                 if checked.code != Some(0) {
                     return Ok(Reached::Rejected);
@@ -276,21 +287,32 @@ impl Oracle {
                 if !self.jit {
                     return Ok(Reached::Ran);
                 }
-                for (step, backend, level) in
-                    [("llvm", "llvm", "2"), ("cranelift", "cranelift", "0")]
-                {
-                    let args = s(&[
-                        "run",
-                        "--backend",
-                        backend,
-                        "-O",
-                        level,
-                        "--target",
-                        "cpu",
-                        &name,
+                let mut runs_of: Vec<(&'static str, Vec<String>)> = vec![
+                    ("llvm", s(&["run", "--backend", "llvm", "-O", "2", "--target", "cpu", &name])),
+                    (
+                        "cranelift",
+                        s(&["run", "--backend", "cranelift", "-O", "0", "--target", "cpu", &name]),
+                    ),
+                ];
+                if input.kind == Kind::Image {
+                    let checks = ["--checks", "bounds"];
+                    let with = |xs: &[&str]| s(&[xs, &checks[..], &[name.as_str()]].concat());
+                    runs_of.extend([
+                        ("llvm-checks", with(&["run", "--backend", "llvm", "--target", "cpu"])),
+                        (
+                            "interp-cuda",
+                            s(&["run", "--backend", "interp", "--target", "cuda", "--fuel", &fuel, &name]),
+                        ),
+                        ("cuda-cpu", with(&["run", "--backend", "llvm", "--target", "cuda-cpu"])),
+                        (
+                            "cuda-cpu-cranelift",
+                            with(&["run", "--backend", "cranelift", "-O", "0", "--target", "cuda-cpu"]),
+                        ),
                     ]);
+                }
+                for (step, args) in runs_of {
                     let got = self.step(step, args.clone(), dir, &any, runs)?;
-                    if native_limitation(&got) || needs_gpu(&got) {
+                    if native_limitation(&got) || needs_gpu(&got) || out_of_fuel(&got) {
                         return Ok(Reached::Accepted);
                     }
                     let differs = |e: &Ended| e.code != want.code || e.stdout != want.stdout;
@@ -298,14 +320,14 @@ impl Oracle {
                     // a program whose threads race, or print, has no one output (as on a
                     // GPU). Native code that disagrees with itself is no mismatch.
                     if differs(&got) {
-                        let again = self.step(step, args, dir, &any, runs)?;
+                        let again = self.step(step, args.clone(), dir, &any, runs)?;
                         if again.code != got.code || again.stdout != got.stdout {
                             return Ok(Reached::Accepted);
                         }
                         return Err(Failure {
                             class: Class::Mismatch,
                             step,
-                            command: format!("run --backend {backend} -O {level} {name}"),
+                            command: args.join(" "),
                             detail: format!(
                                 "exit {:?} and {} bytes of output; the interpreter: exit {:?} and {} bytes{}",
                                 got.code,

@@ -162,11 +162,28 @@ mod tests {
     fn allocations_are_found_by_any_address_inside_them() {
         let a = crate::memory::anydsl_alloc(0, 40);
         let p = a as usize;
-        assert_eq!(room(p, 4), Some((0, 10)));
-        assert_eq!(room(p + 8, 4), Some((2, 8)));
+        assert_eq!(room(p, 4), Some((0, 10, None)));
+        assert_eq!(room(p + 8, 4), Some((2, 8, None)));
         assert_eq!(room(p + 40, 4), None, "one past the end is no element");
         // SAFETY: `a` came from `anydsl_alloc`.
         unsafe { crate::memory::anydsl_release(0, a) };
         assert_eq!(room(p, 4), None, "released memory is forgotten");
+    }
+
+    #[test]
+    fn host_code_has_no_room_in_a_devices_memory() {
+        // CUDA device 0 (platform 1), its memory on the host as `--target cuda-cpu` has it.
+        let a = crate::memory::durin_alloc_cpu_blocks(1, 40);
+        let p = a as usize;
+        assert_eq!(room(p + 8, 4), Some((2, 8, Some(0))));
+        let r = durin_index_room(a, 4);
+        assert_eq!((r.before, r.from), (0, DEVICE_MEMORY), "host code may not index into it");
+        // SAFETY: `a` came from the runtime's allocation, on the host.
+        unsafe { crate::memory::anydsl_release(0, a) };
+        let host = crate::memory::anydsl_alloc(0, 40);
+        let r = durin_index_room(host, 4);
+        assert_eq!((r.before, r.from), (0, 10), "the host's own memory");
+        // SAFETY: as above.
+        unsafe { crate::memory::anydsl_release(0, host) };
     }
 }
