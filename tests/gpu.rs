@@ -842,6 +842,17 @@ fn the_gpu_programs_run_on_the_cpu_cores_with_a_gpus_blocks() {
     }
 }
 
+/// Operators on images without pixels, with a GPU schedule, compute nothing in every
+/// boundary mode (the two-pass separable filter divided by the height 0 under `repeat`):
+/// with the kernels on the CPU (with bounds checks) and in the interpreter.
+#[test]
+fn operators_on_empty_images_compute_nothing_on_a_gpu() {
+    let p = "tests/gpu/empty_images.art";
+    let want = "0\n".repeat(5);
+    assert_eq!(run_on_cpu_blocks(&["--checks", "bounds", p]), want);
+    assert_eq!(ok(&interp_cuda("off", &[p]), p), want);
+}
+
 /// Needs two GPUs: `scripts/test` skips it (and counts it as skipped) on a machine with
 /// fewer, where device 1 does not exist.
 #[test]

@@ -122,7 +122,11 @@ pub fn program(rng: &mut Rng) -> (String, String) {
         names = (names.1, names.0);
     }
     // The last result is in `names.0` (a view, or a whole image).
-    let last = if names.0 == "va" || names.0 == "a" { "a" } else { "b" };
+    let last = if names.0 == "va" || names.0 == "a" {
+        "a"
+    } else {
+        "b"
+    };
     let text = format!(
         "fn main() -> i32 {{
     let sched = default_schedule();

@@ -11,10 +11,12 @@ const HELP: &str = "\
 durin-fuzz: mutated and generated programs and IR files against the durin command
 
 Each input is a file of the corpus (programs `.art` and IR files `.dir`) changed by token,
-line and byte mutations, or a generated stress program (deep nesting, long chains, many
-definitions, huge sizes). durin checks it; a program it accepts runs in the interpreter
-and, when the interpreter runs it to the end, through the LLVM and Cranelift JITs, which
-must agree with the interpreter; an IR file that verifies runs in the interpreter before
+line and byte mutations, a generated stress program (deep nesting, long chains, many
+definitions, huge sizes), or a generated image-library program (operators over random
+sizes, radii, boundary modes and views). durin checks it; a program it accepts runs in the
+interpreter and, when the interpreter runs it to the end, through the LLVM and Cranelift
+JITs, which must agree with the interpreter (an image-library program also with bounds
+checks, in the interpreter for a GPU and with its kernels on the CPU: `--target cuda-cpu`); an IR file that verifies runs in the interpreter before
 and after the optimizing passes, which must agree. A panic or internal compiler error, a
 signal, a run past the time limit, or a disagreement is a failure: it is minimized and
 saved. The same seed gives the same inputs. Exit status: 0 when nothing failed, 1 when

@@ -288,25 +288,69 @@ impl Oracle {
                     return Ok(Reached::Ran);
                 }
                 let mut runs_of: Vec<(&'static str, Vec<String>)> = vec![
-                    ("llvm", s(&["run", "--backend", "llvm", "-O", "2", "--target", "cpu", &name])),
+                    (
+                        "llvm",
+                        s(&[
+                            "run",
+                            "--backend",
+                            "llvm",
+                            "-O",
+                            "2",
+                            "--target",
+                            "cpu",
+                            &name,
+                        ]),
+                    ),
                     (
                         "cranelift",
-                        s(&["run", "--backend", "cranelift", "-O", "0", "--target", "cpu", &name]),
+                        s(&[
+                            "run",
+                            "--backend",
+                            "cranelift",
+                            "-O",
+                            "0",
+                            "--target",
+                            "cpu",
+                            &name,
+                        ]),
                     ),
                 ];
                 if input.kind == Kind::Image {
                     let checks = ["--checks", "bounds"];
                     let with = |xs: &[&str]| s(&[xs, &checks[..], &[name.as_str()]].concat());
                     runs_of.extend([
-                        ("llvm-checks", with(&["run", "--backend", "llvm", "--target", "cpu"])),
+                        (
+                            "llvm-checks",
+                            with(&["run", "--backend", "llvm", "--target", "cpu"]),
+                        ),
                         (
                             "interp-cuda",
-                            s(&["run", "--backend", "interp", "--target", "cuda", "--fuel", &fuel, &name]),
+                            s(&[
+                                "run",
+                                "--backend",
+                                "interp",
+                                "--target",
+                                "cuda",
+                                "--fuel",
+                                &fuel,
+                                &name,
+                            ]),
                         ),
-                        ("cuda-cpu", with(&["run", "--backend", "llvm", "--target", "cuda-cpu"])),
+                        (
+                            "cuda-cpu",
+                            with(&["run", "--backend", "llvm", "--target", "cuda-cpu"]),
+                        ),
                         (
                             "cuda-cpu-cranelift",
-                            with(&["run", "--backend", "cranelift", "-O", "0", "--target", "cuda-cpu"]),
+                            with(&[
+                                "run",
+                                "--backend",
+                                "cranelift",
+                                "-O",
+                                "0",
+                                "--target",
+                                "cuda-cpu",
+                            ]),
                         ),
                     ]);
                 }

@@ -177,7 +177,11 @@ mod tests {
         let p = a as usize;
         assert_eq!(room(p + 8, 4), Some((2, 8, Some(0))));
         let r = durin_index_room(a, 4);
-        assert_eq!((r.before, r.from), (0, DEVICE_MEMORY), "host code may not index into it");
+        assert_eq!(
+            (r.before, r.from),
+            (0, DEVICE_MEMORY),
+            "host code may not index into it"
+        );
         // SAFETY: `a` came from the runtime's allocation, on the host.
         unsafe { crate::memory::anydsl_release(0, a) };
         let host = crate::memory::anydsl_alloc(0, 40);
