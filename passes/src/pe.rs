@@ -533,9 +533,10 @@ impl Specializer<'_> {
         // (those that expand a call inside `target` already keep that one).
         let (at, parent) = self.w.jump_place(k);
         if let Some(at) = at.filter(|_| self.w.expansion(target).is_none()) {
-            let e = self.w.new_expansion(at, parent);
+            let mut e = None;
             for &m in scope.iter().skip(1) {
                 if self.w.expansion(m).is_none() {
+                    let e = *e.get_or_insert_with(|| self.w.new_expansion(at, parent));
                     self.w.set_expansion(m, e);
                 }
             }

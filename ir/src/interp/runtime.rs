@@ -201,8 +201,13 @@ impl Interp<'_, '_> {
         let access = if write { "store to" } else { "load from" };
         let message = match owner {
             Owner::Device(dev) if self.cuda.is_none() => format!(
-                "host code's {access} the memory of device {dev} (a GPU's memory, which the host \
-                 cannot address): copy it to host memory first (`img_copy`, `copy`)"
+                "host code's {access} the memory of {} (a GPU's memory, which the host cannot \
+                 address): copy it to host memory first (`img_copy`, `copy`)",
+                // AnyDSL's device numbers: the platform in the low four bits (1: CUDA).
+                match dev & 15 {
+                    1 => format!("CUDA device {}", dev >> 4),
+                    _ => format!("device {dev}"),
+                }
             ),
             Owner::Host if self.cuda.is_some() => format!(
                 "a CUDA kernel's {access} host memory (which the GPU cannot address): copy it to \
