@@ -84,6 +84,7 @@ fn with_jit<T>(
         }
         Backend::Cranelift => {
             let opts = cranelift::Options {
+                places: None,
                 opt_level: level,
                 verify: true,
                 bounds_checks: None,

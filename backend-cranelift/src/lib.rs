@@ -43,6 +43,9 @@ pub struct Options {
     /// Bounds checks, naming places in these sources: as the LLVM back end's option of the
     /// same name. `None`: no checks.
     pub bounds_checks: Option<std::sync::Arc<durin_diag::SourceMap>>,
+    /// The program's sources, for the places of run-time errors: as the LLVM back end's
+    /// option of the same name.
+    pub places: Option<std::sync::Arc<durin_diag::SourceMap>>,
 }
 
 impl Default for Options {
@@ -51,6 +54,7 @@ impl Default for Options {
             opt_level: 0,
             verify: true,
             bounds_checks: None,
+            places: None,
         }
     }
 }
@@ -125,7 +129,8 @@ pub fn jit(
             .map(|&(n, a)| (n.to_string(), a as *const u8)),
     );
     let mut module = JITModule::new(builder);
-    let (entry, timings) = lower::lower(&mut module, w, name, opts.bounds_checks.as_deref())?;
+    let sources = (opts.bounds_checks.as_deref(), opts.places.as_deref());
+    let (entry, timings) = lower::lower(&mut module, w, name, sources)?;
     let t = Instant::now();
     module.finalize_definitions().map_err(|e| {
         Diagnostic::error_at(None, format!("Cranelift cannot link the program: {e}"))

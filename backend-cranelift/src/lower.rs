@@ -56,7 +56,7 @@ pub fn lower(
     module: &mut JITModule,
     w: &World,
     entry: &str,
-    bounds_checks: Option<&SourceMap>,
+    (bounds_checks, places): (Option<&SourceMap>, Option<&SourceMap>),
 ) -> R<(FuncId, Timings)> {
     let t = Instant::now();
     let program = program::collect(w);
@@ -71,6 +71,7 @@ pub fn lower(
         messages: FxHashMap::default(),
         timings: Timings::default(),
         bounds_checks,
+        places,
     };
     m.declare()?;
     for &g in &program.globals {
@@ -119,6 +120,8 @@ struct ModuleLowering<'a> {
     messages: FxHashMap<String, DataId>,
     /// Bounds checks, naming places in these sources.
     bounds_checks: Option<&'a SourceMap>,
+    /// The sources run-time errors name places in.
+    places: Option<&'a SourceMap>,
     timings: Timings,
 }
 
@@ -313,7 +316,8 @@ impl<'a> ModuleLowering<'a> {
             vals: FxHashMap::default(),
             local: FxHashMap::default(),
             funcs: FxHashMap::default(),
-            trap_block: None,
+            trap_blocks: Vec::new(),
+            at: f,
         };
         fl.run(&cfg, &schedule, &params)?;
         fl.b.seal_all_blocks();
@@ -349,8 +353,11 @@ struct FunctionLowering<'m, 'a, 'f> {
     /// Values of defs that depend on no parameter, computed in the current block.
     local: FxHashMap<Def, V>,
     funcs: FxHashMap<FuncId, FuncRef>,
-    /// The shared block that reports an integer division by zero.
-    trap_block: Option<Block>,
+    /// The blocks that report an integer division by zero, one per place (in the order
+    /// made: the output does not depend on hashing).
+    trap_blocks: Vec<(String, Block)>,
+    /// The def being computed.
+    at: Def,
 }
 
 impl<'m, 'a, 'f> FunctionLowering<'m, 'a, 'f> {
@@ -423,8 +430,9 @@ impl<'m, 'a, 'f> FunctionLowering<'m, 'a, 'f> {
                 .map_err(|e| e.at(w.loc(k)))?;
             self.jump(callee, args, &vals).map_err(|e| e.at(w.loc(k)))?;
         }
-        if let Some(bb) = self.trap_block {
-            self.fill_trap_block(bb)?;
+        for (text, bb) in std::mem::take(&mut self.trap_blocks) {
+            self.b.switch_to_block(bb);
+            self.runtime_error(&text)?;
         }
         Ok(())
     }
@@ -600,6 +608,7 @@ impl<'m, 'a, 'f> FunctionLowering<'m, 'a, 'f> {
     }
 
     fn compute(&mut self, d: Def) -> R<V> {
+        self.at = d;
         let w = self.w();
         let ops: SmallVec<[Def; 4]> = w.ops(d).iter().copied().collect();
         let ty = w.type_of(d);
@@ -892,19 +901,24 @@ impl<'m, 'a, 'f> FunctionLowering<'m, 'a, 'f> {
 
     /// The block that reports an integer division by zero (filled at the end of the
     /// function: the current block stays open).
+    /// The block that stops the program with a division by zero at the division being
+    /// computed (one per place; filled at the end of the function).
     fn trap_block(&mut self) -> R<Block> {
-        if let Some(b) = self.trap_block {
+        let w = self.w();
+        let text = program::error_text(
+            w,
+            self.m.places,
+            self.at,
+            self.current,
+            "integer division by zero",
+        );
+        if let Some(&(_, b)) = self.trap_blocks.iter().find(|(t, _)| *t == text) {
             return Ok(b);
         }
         let bb = self.b.create_block();
         self.b.set_cold_block(bb);
-        self.trap_block = Some(bb);
+        self.trap_blocks.push((text, bb));
         Ok(bb)
-    }
-
-    fn fill_trap_block(&mut self, bb: Block) -> R<()> {
-        self.b.switch_to_block(bb);
-        self.runtime_error("integer division by zero")
     }
 
     /// The address of `text` as a zero-terminated string constant.
@@ -991,7 +1005,7 @@ impl<'m, 'a, 'f> FunctionLowering<'m, 'a, 'f> {
     }
 
     /// Calls `durin_runtime_error(message)` (which does not return) and ends the block.
-    fn runtime_error(&mut self, text: &'static str) -> R<()> {
+    fn runtime_error(&mut self, text: &str) -> R<()> {
         let message = self.string(text)?;
         let err = self
             .m

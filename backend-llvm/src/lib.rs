@@ -49,6 +49,9 @@ pub struct Options {
     /// against the runtime's allocation it points into; a failed check is a run-time error
     /// naming the access's source place in these sources. `None`: no checks.
     pub bounds_checks: Option<std::sync::Arc<durin_diag::SourceMap>>,
+    /// The program's sources, for the places of run-time errors (an integer division by
+    /// zero names its division). `None`: errors without places.
+    pub places: Option<std::sync::Arc<durin_diag::SourceMap>>,
     /// A module whose functions have this many instructions or more is optimized in two
     /// parts on two threads ([`PARALLEL_MIN_INSTRUCTIONS`] by default) above `-O0`; 0
     /// optimizes every such module of two functions or more in parts, however unequal
@@ -64,6 +67,7 @@ impl Default for Options {
             opt_level: 2,
             cpu: None,
             bounds_checks: None,
+            places: None,
             parallel_min_instructions: PARALLEL_MIN_INSTRUCTIONS,
         }
     }
@@ -349,6 +353,7 @@ pub fn compile<'ctx>(ctx: &'ctx Context, w: &World, opts: &Options) -> Result<Co
         cpu: &cpu,
         features: &features,
         bounds_checks: opts.bounds_checks.as_deref(),
+        places: opts.places.as_deref(),
     };
     let module = lower::lower(ctx, w, "durin", &target)?;
     module.set_triple(&machine.get_triple());

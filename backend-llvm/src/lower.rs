@@ -52,6 +52,8 @@ pub struct Target<'a> {
     pub features: &'a str,
     /// Bounds checks, naming places in these sources (see `Options::bounds_checks`).
     pub bounds_checks: Option<&'a SourceMap>,
+    /// The sources run-time errors name places in (see `Options::places`).
+    pub places: Option<&'a SourceMap>,
 }
 
 /// Translates the program of `w` into a new module of `ctx`.
@@ -72,6 +74,7 @@ pub fn lower<'ctx>(
         globals: FxHashMap::default(),
         program: &program,
         bounds_checks: target.bounds_checks,
+        places: target.places,
     };
     m.declare(target)?;
     for &g in &program.globals {
@@ -105,6 +108,7 @@ struct ModuleLowering<'a, 'ctx> {
     globals: FxHashMap<Def, GlobalValue<'ctx>>,
     program: &'a Program,
     bounds_checks: Option<&'a SourceMap>,
+    places: Option<&'a SourceMap>,
 }
 
 /// LLVM's `memory(none)` (the attribute's value has two bits per kind of memory, all zero).
@@ -290,8 +294,9 @@ impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {
             blocks: FxHashMap::default(),
             phis: FxHashMap::default(),
             vals: FxHashMap::default(),
-            trap_block: None,
+            trap_blocks: FxHashMap::default(),
             current: f,
+            at: f,
             back_edges: rustc_hash::FxHashSet::default(),
             vectorize: FxHashMap::default(),
         };
@@ -432,10 +437,12 @@ struct FunctionLowering<'m, 'a, 'ctx> {
     /// The phis of each block, one per parameter (`None` for `mem`).
     phis: FxHashMap<Def, Vec<Option<PhiValue<'ctx>>>>,
     vals: FxHashMap<Def, V<'ctx>>,
-    /// The shared block that reports an integer division by zero.
-    trap_block: Option<BasicBlock<'ctx>>,
+    /// The blocks that report an integer division by zero, one per place.
+    trap_blocks: FxHashMap<String, BasicBlock<'ctx>>,
     /// The continuation being translated.
     current: Def,
+    /// The def being computed.
+    at: Def,
     /// Jumps from a continuation to one that dominates it: the loops' back edges.
     back_edges: rustc_hash::FxHashSet<(Def, Def)>,
     /// Loop headers that call `durin_vectorize_hint(width)`, with the width.
@@ -646,6 +653,7 @@ impl<'m, 'a, 'ctx> FunctionLowering<'m, 'a, 'ctx> {
     }
 
     fn compute(&mut self, d: Def) -> R<V<'ctx>> {
+        self.at = d;
         let w = self.w();
         let ops: Vec<Def> = w.ops(d).to_vec();
         let ty = w.type_of(d);
@@ -1198,18 +1206,28 @@ impl<'m, 'a, 'ctx> FunctionLowering<'m, 'a, 'ctx> {
         Ok(())
     }
 
+    /// The block that stops the program with a division by zero at the division being
+    /// computed (one per place).
     fn trap_block(&mut self) -> R<BasicBlock<'ctx>> {
-        if let Some(bb) = self.trap_block {
+        let w = self.w();
+        let text = program::error_text(
+            w,
+            self.m.places,
+            self.at,
+            self.current,
+            "integer division by zero",
+        );
+        if let Some(&bb) = self.trap_blocks.get(&text) {
             return Ok(bb);
         }
         let here = self.builder.get_insert_block();
         let bb = self.m.ctx.append_basic_block(self.func, "div.zero");
         self.builder.position_at_end(bb);
-        self.runtime_error("integer division by zero", "msg.div")?;
+        self.runtime_error(&text, "msg.div")?;
         if let Some(h) = here {
             self.builder.position_at_end(h);
         }
-        self.trap_block = Some(bb);
+        self.trap_blocks.insert(text, bb);
         Ok(bb)
     }
 

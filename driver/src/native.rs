@@ -44,6 +44,7 @@ fn llvm_options(o: &Options, sources: &SourceMap) -> llvm::Options {
         opt_level: o.opt_level,
         cpu: o.cpu.clone(),
         bounds_checks: bounds_checks(o, sources),
+        places: Some(Arc::new(sources.clone())),
         ..llvm::Options::default()
     }
 }
@@ -120,6 +121,7 @@ pub fn jit_main(
                 opt_level: o.opt_level,
                 verify: true,
                 bounds_checks: bounds_checks(o, sources),
+                places: Some(Arc::new(sources.clone())),
             };
             let jit = durin_backend_cranelift::jit(w, &name, &symbols, &copts)?;
             if o.time {

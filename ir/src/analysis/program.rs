@@ -288,6 +288,32 @@ pub fn may_trap(w: &World, d: Def) -> bool {
     false
 }
 
+/// The text of run-time error `message` at def `at`, computed in continuation `k`: with
+/// `sources` and a place for `at` (for an operand of it, or for the code of `k`), `place: message` (in library code specialized for a
+/// call of the program, the program's call first); else `message`.
+pub fn error_text(
+    w: &World,
+    sources: Option<&durin_diag::SourceMap>,
+    at: Def,
+    k: Def,
+    message: &str,
+) -> String {
+    // The def's place, or its operands' (the divisor of a division), as the interpreter's;
+    // else the place of the code that computes it.
+    let (jump, expansion) = w.jump_place(k);
+    let loc = (w
+        .loc(at)
+        .or_else(|| w.ops(at).iter().find_map(|&o| w.loc(o))))
+    .or(jump);
+    match (sources, loc) {
+        (Some(m), Some(loc)) => {
+            let expanded = w.expansion_calls(expansion);
+            format!("{}: {message}", m.place_in_program(Some(loc), &expanded))
+        }
+        _ => message.to_string(),
+    }
+}
+
 /// The defs of a block's schedule that a back end computes there: not parameters,
 /// continuations or globals (values of their own), and not a `select` between blocks (the
 /// jump that uses it becomes a conditional branch). `is_block` tells a block of the function
