@@ -1916,7 +1916,9 @@ impl<'a> Checker<'a> {
         });
         let ty = value.ty;
         if out.is_empty() {
-            return Expr { span, ..value };
+            // A block of one expression is that expression, at its own place (a call in it
+            // that names its place, `pe_error`, names the call, not the block's `{`).
+            return value;
         }
         Expr::new(K::Block(out, Box::new(value)), ty, span)
     }
