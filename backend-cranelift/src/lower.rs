@@ -37,7 +37,7 @@ use durin_ir::analysis::program::{self, array_indices, param_types, Operand, Pro
 use durin_ir::analysis::schedule::{Placement, Schedule};
 use durin_ir::semantics::Prim;
 use durin_ir::{ArithOp, CmpOp, Def, Node, Type, TypeKind, World};
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 use smallvec::{smallvec, SmallVec};
 use std::rc::Rc;
 use std::time::Instant;
@@ -304,6 +304,7 @@ impl<'a> ModuleLowering<'a> {
         let cfg = Cfg::compute(w, &scope);
         let dom = DomTree::compute(&cfg);
         let schedule = Schedule::compute(w, &scope, &cfg, &dom, Placement::Late);
+        let at_use = program::computed_where_used(w, &schedule, cfg.reverse_post_order());
         let target = self.module.target_config();
         let builder = FunctionBuilder::new(&mut ctx.func, fctx);
         let mut fl = FunctionLowering {
@@ -318,6 +319,7 @@ impl<'a> ModuleLowering<'a> {
             funcs: FxHashMap::default(),
             trap_blocks: Vec::new(),
             at: f,
+            at_use,
         };
         fl.run(&cfg, &schedule, &params)?;
         fl.b.seal_all_blocks();
@@ -358,6 +360,9 @@ struct FunctionLowering<'m, 'a, 'f> {
     trap_blocks: Vec<(String, Block)>,
     /// The def being computed.
     at: Def,
+    /// Defs computed where they are used, in each block that uses them (into `local`):
+    /// see [`program::computed_where_used`].
+    at_use: FxHashSet<Def>,
 }
 
 impl<'m, 'a, 'f> FunctionLowering<'m, 'a, 'f> {
@@ -417,7 +422,7 @@ impl<'m, 'a, 'f> FunctionLowering<'m, 'a, 'f> {
             self.current = k;
             self.local.clear();
             for d in program::computed_defs(w, schedule.block(k), |o| self.is_block(o)) {
-                if !self.vals.contains_key(&d) {
+                if !self.vals.contains_key(&d) && !self.at_use.contains(&d) {
                     let v = self.compute(d).map_err(|e| e.at(w.loc(d).or(w.loc(k))))?;
                     self.vals.insert(d, v);
                 }
@@ -454,6 +459,11 @@ impl<'m, 'a, 'f> FunctionLowering<'m, 'a, 'f> {
             return Ok(v.clone());
         }
         let w = self.w();
+        if self.at_use.contains(&d) {
+            let v = self.compute(d)?;
+            self.local.insert(d, v.clone());
+            return Ok(v);
+        }
         let v: V = match program::operand(w, d).map_err(internal)? {
             Operand::Global => {
                 let gv = self

@@ -282,6 +282,7 @@ impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {
         let cfg = Cfg::compute(self.w, &scope);
         let dom = DomTree::compute(&cfg);
         let schedule = Schedule::compute(self.w, &scope, &cfg, &dom, Placement::Late);
+        let at_use = program::computed_where_used(self.w, &schedule, cfg.reverse_post_order());
         let prologue = self.ctx.append_basic_block(func, "prologue");
         let tail_calls = program::may_tail_call(self.w, &scope);
         let mut fl = FunctionLowering {
@@ -297,6 +298,8 @@ impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {
             trap_blocks: FxHashMap::default(),
             current: f,
             at: f,
+            at_use,
+            local: FxHashMap::default(),
             back_edges: rustc_hash::FxHashSet::default(),
             vectorize: FxHashMap::default(),
         };
@@ -443,6 +446,10 @@ struct FunctionLowering<'m, 'a, 'ctx> {
     current: Def,
     /// The def being computed.
     at: Def,
+    /// Defs computed where they are used, in each continuation that uses them
+    /// ([`program::computed_where_used`]), and their values in the current one.
+    at_use: rustc_hash::FxHashSet<Def>,
+    local: FxHashMap<Def, V<'ctx>>,
     /// Jumps from a continuation to one that dominates it: the loops' back edges.
     back_edges: rustc_hash::FxHashSet<(Def, Def)>,
     /// Loop headers that call `durin_vectorize_hint(width)`, with the width.
@@ -526,8 +533,9 @@ impl<'m, 'a, 'ctx> FunctionLowering<'m, 'a, 'ctx> {
             }
             self.builder.position_at_end(self.blocks[&k]);
             self.current = k;
+            self.local.clear();
             for d in program::computed_defs(w, schedule.block(k), |o| self.is_block(o)) {
-                if !self.vals.contains_key(&d) {
+                if !self.vals.contains_key(&d) && !self.at_use.contains(&d) {
                     let v = self.compute(d).map_err(|e| e.at(w.loc(d).or(w.loc(k))))?;
                     self.vals.insert(d, v);
                 }
@@ -549,6 +557,14 @@ impl<'m, 'a, 'ctx> FunctionLowering<'m, 'a, 'ctx> {
     /// argument, or (when it depends on no parameter) computed now in the prologue.
     fn value(&mut self, d: Def) -> R<V<'ctx>> {
         if let Some(&v) = self.vals.get(&d) {
+            return Ok(v);
+        }
+        if self.at_use.contains(&d) {
+            if let Some(&v) = self.local.get(&d) {
+                return Ok(v);
+            }
+            let v = self.compute(d)?;
+            self.local.insert(d, v);
             return Ok(v);
         }
         let w = self.w();

@@ -3,6 +3,7 @@
 //! the shape of each function type.
 
 use crate::analysis::free::FreeParams;
+use crate::analysis::schedule::Schedule;
 use crate::analysis::scope::Scope;
 use crate::{ArithOp, Def, Node, Type, TypeKind, World};
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -264,6 +265,19 @@ pub fn call_signature(w: &World, callee: Def) -> Result<Signature, &'static str>
         .ok_or("a call of a function that takes a continuation other than its return point")
 }
 
+/// Whether `d` is an integer division or remainder whose divisor may be zero.
+pub fn divides_by_unknown(w: &World, d: Def) -> bool {
+    if !matches!(w.node(d), Node::Arith(ArithOp::Div | ArithOp::Rem))
+        || w.types().is_float(w.type_of(d))
+    {
+        return false;
+    }
+    let divisor = w.ops(d)[1];
+    let mask = w.types().prim_bits(w.type_of(divisor)).unwrap_or(64);
+    w.lit_bits(divisor)
+        .is_none_or(|b| crate::semantics::mask(mask, b) == 0)
+}
+
 /// Whether computing `d` (which depends on no parameter) may divide by zero.
 pub fn may_trap(w: &World, d: Def) -> bool {
     let mut stack = vec![d];
@@ -272,20 +286,31 @@ pub fn may_trap(w: &World, d: Def) -> bool {
         if !seen.insert(x) || w.node(x).is_nominal() {
             continue;
         }
-        if let Node::Arith(ArithOp::Div | ArithOp::Rem) = w.node(x) {
-            if !w.types().is_float(w.type_of(x)) {
-                let divisor = w.ops(x)[1];
-                let mask = w.types().prim_bits(w.type_of(divisor)).unwrap_or(64);
-                if w.lit_bits(divisor)
-                    .is_none_or(|b| crate::semantics::mask(mask, b) == 0)
-                {
-                    return true;
-                }
-            }
+        if divides_by_unknown(w, x) {
+            return true;
         }
         stack.extend_from_slice(w.ops(x));
     }
     false
+}
+
+/// The defs `schedule` places in the blocks `rpo` (in reverse post-order) that a host back
+/// end computes where they are used, in each block that uses them, rather than where
+/// they are placed: the divisions that may divide by zero and what is computed from one.
+/// Placed at the nearest common dominator of their uses they could run where the program
+/// does not compute them: above the `if` that guards the division, when one division
+/// (one def, by hash-consing) is used in both arms of another `if`.
+pub fn computed_where_used(w: &World, schedule: &Schedule, rpo: &[Def]) -> FxHashSet<Def> {
+    let mut out = FxHashSet::default();
+    // Operands come first: in a dominating block, or before in the same block.
+    for &k in rpo {
+        for &d in schedule.block(k) {
+            if divides_by_unknown(w, d) || w.ops(d).iter().any(|o| out.contains(o)) {
+                out.insert(d);
+            }
+        }
+    }
+    out
 }
 
 /// The text of run-time error `message` at def `at`, computed in continuation `k`: with
