@@ -1078,7 +1078,7 @@ fn a_kernel_that_returns_into_host_code_is_an_error_at_the_return() {
         err.contains("a kernel cannot continue in the host code"),
         "{err}"
     );
-    assert!(err.contains("returns_from_kernel.art:5:19"), "{err}");
+    assert!(err.contains("returns_from_kernel.art:5:21"), "{err}");
 }
 
 #[test]
