@@ -909,10 +909,9 @@ impl<'m, 'a, 'f> FunctionLowering<'m, 'a, 'f> {
         })
     }
 
-    /// The block that reports an integer division by zero (filled at the end of the
-    /// function: the current block stays open).
     /// The block that stops the program with a division by zero at the division being
-    /// computed (one per place; filled at the end of the function).
+    /// computed (one per place; filled at the end of the function, so that the current
+    /// block stays open).
     fn trap_block(&mut self) -> R<Block> {
         let w = self.w();
         let text = program::error_text(

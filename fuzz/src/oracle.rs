@@ -287,70 +287,31 @@ impl Oracle {
                 if !self.jit {
                     return Ok(Reached::Ran);
                 }
+                // A native run: back end, level, target, with bounds checks or not.
+                let native = |backend: &str, level: &str, target: &str, checks: bool| {
+                    let mut a = s(&["run", "--backend", backend, "-O", level, "--target", target]);
+                    if checks {
+                        a.extend(s(&["--checks", "bounds"]));
+                    }
+                    a.push(name.clone());
+                    a
+                };
                 let mut runs_of: Vec<(&'static str, Vec<String>)> = vec![
-                    (
-                        "llvm",
-                        s(&[
-                            "run",
-                            "--backend",
-                            "llvm",
-                            "-O",
-                            "2",
-                            "--target",
-                            "cpu",
-                            &name,
-                        ]),
-                    ),
-                    (
-                        "cranelift",
-                        s(&[
-                            "run",
-                            "--backend",
-                            "cranelift",
-                            "-O",
-                            "0",
-                            "--target",
-                            "cpu",
-                            &name,
-                        ]),
-                    ),
+                    ("llvm", native("llvm", "2", "cpu", false)),
+                    ("cranelift", native("cranelift", "0", "cpu", false)),
                 ];
                 if input.kind == Kind::Image {
-                    let checks = ["--checks", "bounds"];
-                    let with = |xs: &[&str]| s(&[xs, &checks[..], &[name.as_str()]].concat());
+                    let interp_cuda = ["run", "--backend", "interp", "--target", "cuda"];
                     runs_of.extend([
-                        (
-                            "llvm-checks",
-                            with(&["run", "--backend", "llvm", "--target", "cpu"]),
-                        ),
+                        ("llvm-checks", native("llvm", "2", "cpu", true)),
                         (
                             "interp-cuda",
-                            s(&[
-                                "run",
-                                "--backend",
-                                "interp",
-                                "--target",
-                                "cuda",
-                                "--fuel",
-                                &fuel,
-                                &name,
-                            ]),
+                            s(&[&interp_cuda[..], &["--fuel", &fuel, &name]].concat()),
                         ),
-                        (
-                            "cuda-cpu",
-                            with(&["run", "--backend", "llvm", "--target", "cuda-cpu"]),
-                        ),
+                        ("cuda-cpu", native("llvm", "2", "cuda-cpu", true)),
                         (
                             "cuda-cpu-cranelift",
-                            with(&[
-                                "run",
-                                "--backend",
-                                "cranelift",
-                                "-O",
-                                "0",
-                                "--target",
-                                "cuda-cpu",
-                            ]),
+                            native("cranelift", "0", "cuda-cpu", true),
                         ),
                     ]);
                 }
