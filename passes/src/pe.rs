@@ -186,27 +186,33 @@ pub const FUEL_DEFS: usize = 4096;
 
 /// Runs the partial evaluator to a fixed point.
 pub fn run(w: &mut World, opts: Options) -> Result<Stats, Diagnostic> {
-    let mut pe = Specializer {
-        w,
-        opts,
-        fuel_left: opts.fuel,
-        memo: FxHashMap::default(),
-        memo_key: FxHashMap::default(),
-        origin: FxHashMap::default(),
-        growth: Vec::new(),
-        took_over: FxHashMap::default(),
-        cff_count: FxHashMap::default(),
-        closed: FxHashMap::default(),
-        jumps_out: FxHashMap::default(),
-        templates: DefSet::default(),
-        index: ScopeIndex::default(),
-        live: Live::default(),
-        stats: Stats::default(),
-    };
+    let mut pe = Specializer::new(w, opts);
     loop {
         pe.stats.rounds += 1;
         if !pe.round()? {
             return Ok(pe.stats);
+        }
+    }
+}
+
+impl<'w> Specializer<'w> {
+    fn new(w: &'w mut World, opts: Options) -> Specializer<'w> {
+        Specializer {
+            w,
+            opts,
+            fuel_left: opts.fuel,
+            memo: FxHashMap::default(),
+            memo_key: FxHashMap::default(),
+            origin: FxHashMap::default(),
+            growth: Vec::new(),
+            took_over: FxHashMap::default(),
+            cff_count: FxHashMap::default(),
+            closed: FxHashMap::default(),
+            jumps_out: FxHashMap::default(),
+            templates: DefSet::default(),
+            index: ScopeIndex::default(),
+            live: Live::default(),
+            stats: Stats::default(),
         }
     }
 }
@@ -296,7 +302,9 @@ impl Specializer<'_> {
         let mut stack = roots;
         stack.reverse();
         while let Some(k) = stack.pop() {
-            if self.templates.contains(&k) || !done.insert(k) {
+            // What the round's rewrites left dead since it was pushed is skipped: its
+            // jump is no use the counts see (see `step`).
+            if self.templates.contains(&k) || !self.live.contains(k) || !done.insert(k) {
                 continue;
             }
             changed |= self.jump(k)?;
@@ -386,7 +394,11 @@ impl Specializer<'_> {
                 return Ok(true);
             }
         }
+        // Inlining rewrites `target`'s scope in place: only sound where `k`'s jump is its
+        // one use, so `k` must be live (a dead jump is not counted, and live code may
+        // still use `target` and its scope as they are).
         let once = self.live.uses(target) == 1
+            && self.live.contains(k)
             && self.w.ops(k).contains(&target)
             && !self.w.is_external(target)
             && target != k;
@@ -796,5 +808,87 @@ impl Pass for Pe {
             },
         )
         .map(|_| ())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use durin_ir::interp::{self, Limits, Value};
+
+    /// `@main(x)` returns `2 x` through `@r`, a return point that `@f`, inlined into `@c`,
+    /// passes to `@double`; its other arm `@t` jumps to `@r` too and dies when `@f`'s
+    /// branch folds. The walk starts at `@f` and reaches `@c` from `@r`, so `@t` is still
+    /// on its stack when it dies.
+    const STALE: &str = "
+extern cont @main(%m: mem, %x: i32, %ret: cn(mem, i32)) {
+    jump @c(%m, %x, %ret)
+}
+extern cont @double(%dm: mem, %dx: i32, %k: cn(mem, i32)) {
+    %y: i32 = mul(%dx, 2:i32)
+    jump %k(%dm, %y)
+}
+cont @c(%cm: mem, %cx: i32, %cr: cn(mem, i32)) {
+    jump @f(%cm, false, %cx, %cr)
+}
+cont @f(%fm: mem, %b: bool, %fx: i32, %fr: cn(mem, i32)) {
+    %s: cn(mem) = select(%b, @t, @e)
+    jump %s(%fm)
+}
+cont @t(%tm: mem) {
+    jump @r(%tm, %fx)
+}
+cont @e(%em: mem) {
+    jump @double(%em, %fx, @r)
+}
+cont @r(%rm: mem, %v: i32) {
+    %neg: bool = lt(%v, 0:i32)
+    %s2: cn(mem) = select(%neg, @again, @give)
+    jump %s2(%rm)
+}
+cont @again(%am: mem) {
+    jump @c(%am, %fx, %fr)
+}
+cont @give(%gm: mem) {
+    jump %fr(%gm, %v)
+}
+";
+
+    fn named(w: &World, name: &str) -> Def {
+        w.defs().find(|&d| w.name(d) == Some(name)).unwrap()
+    }
+
+    fn main_of(w: &World, x: i32) -> Vec<u64> {
+        let out = interp::run_main(
+            w,
+            named(w, "main"),
+            &[Value::Bits(x as u32 as u64)],
+            Limits::default(),
+            &mut Vec::new(),
+        )
+        .unwrap();
+        out.into_iter()
+            .map(|(_, v)| match v {
+                Value::Bits(b) => b,
+                _ => panic!("not a number"),
+            })
+            .collect()
+    }
+
+    /// A continuation that the round's rewrites left dead after the walk pushed it is not
+    /// inlined into: its jump's callee `@r` is still used by live code, which the in-place
+    /// rewrite of `@r`'s scope (`@give` returning `@t`'s argument) would change.
+    #[test]
+    fn no_inlining_into_code_left_dead_on_the_walk() {
+        let mut w = durin_ir::text::parse(STALE).unwrap();
+        assert_eq!(main_of(&w, 21), [42]);
+        let f = named(&w, "f");
+        let mut pe = Specializer::new(&mut w, Options::inline_only(1000));
+        pe.refresh();
+        let changed = pe.walk(vec![f], &mut DefSet::default()).unwrap();
+        assert!(changed && pe.stats.inlined >= 2, "{:?}", pe.stats);
+        drop(pe);
+        assert_eq!(main_of(&w, 21), [42]);
+        assert_eq!(main_of(&w, 5), [10]);
     }
 }
