@@ -748,10 +748,15 @@ impl Specializer<'_> {
                 "a function marked `@` (or with a filter that keeps holding) calls itself on \
                  constants that do not reach the end of the recursion; bound it, or mark the \
                  argument with `$` to keep a loop"
-            } else {
+            } else if last.is_some_and(|g| g.blind > 0 || g.streak >= GROWTH_LIMIT) {
                 "a function marked `@` (or with a filter that keeps holding) calls itself on \
                  arguments that never become constant; mark the argument with `$` or weaken \
                  the filter"
+            } else {
+                // The last specialization substituted a constant: code that ends, too big.
+                "each iteration of an unrolled loop (`unroll`, or a function marked `@` that \
+                 calls itself on constants) is a copy of its body, and nested ones multiply: \
+                 keep the outer loops as loops (`range`, or `$` on the counter)"
             },
         );
         // The chain of specializations back to the original code, with repeats folded.
