@@ -293,6 +293,8 @@ struct Resample {
     local_then: LocalThenFn,
     pipeline3: LocalThenFn,
     pipeline_n: PipelineNFn,
+    harris: LocalThenFn,
+    graph: LocalThenFn,
     literal_masks: LiteralMasksFn,
     mask_symmetry: SymmetryFn,
 }
@@ -309,6 +311,8 @@ fn with_resample(f: impl FnOnce(&Resample)) {
                 local_then: function(addr, "test_local_then"),
                 pipeline3: function(addr, "test_pipeline3"),
                 pipeline_n: function(addr, "test_pipeline_n"),
+                harris: function(addr, "test_harris"),
+                graph: function(addr, "test_graph"),
                 literal_masks: function(addr, "test_literal_masks"),
                 mask_symmetry: function(addr, "test_mask_symmetry"),
             }
@@ -1322,6 +1326,90 @@ fn run_stages(f: LocalThenFn, src: &Plane, mode: Mode, sched: i32) -> Vec<f32> {
         )
     };
     d
+}
+
+/// Normalized Gaussian weights of radius `r` (as `gaussian1`), in f64.
+fn gaussian_f64(r: i64, sigma: f64) -> Vec<f64> {
+    let e: Vec<f64> = (-r..=r)
+        .map(|d| (-((d * d) as f64) / (2.0 * sigma * sigma)).exp())
+        .collect();
+    let total: f64 = e.iter().sum();
+    e.into_iter().map(|v| v / total).collect()
+}
+
+/// Lazy images realized on the CPU (`test_harris`, `test_graph`), 1 thread and all, every
+/// boundary mode, against float64 references that read only the source through the
+/// boundary mode (intermediate results are defined outside the image too, as in Halide).
+#[test]
+fn graphs_of_operators_match_references() {
+    with_resample(|ops| {
+        let case = (size(), mode()).prop_flat_map(|((w, h), mode)| (plane(w, h, 0), Just(mode)));
+        runner()
+            .run(&case, |(src, mode)| {
+                let (w, h) = (src.w as i64, src.h as i64);
+                let rd = |x: i64, y: i64| mode.read(&src, x, y);
+                let t = 1.0 / 12.0;
+                let ix = |x: i64, y: i64| {
+                    t * (rd(x + 1, y - 1) - rd(x - 1, y - 1))
+                        + 2.0 * t * (rd(x + 1, y) - rd(x - 1, y))
+                        + t * (rd(x + 1, y + 1) - rd(x - 1, y + 1))
+                };
+                let iy = |x: i64, y: i64| {
+                    t * (rd(x - 1, y + 1) - rd(x - 1, y - 1))
+                        + 2.0 * t * (rd(x, y + 1) - rd(x, y - 1))
+                        + t * (rd(x + 1, y + 1) - rd(x + 1, y - 1))
+                };
+                let mut harris = Vec::new();
+                let mut graph = Vec::new();
+                let m = [[0.5, 1.0, 0.0], [-1.0, 2.0, 0.25], [0.0, 1.5, -0.5]];
+                let (gh, gv) = (gaussian_f64(2, 1.0), gaussian_f64(1, 0.8));
+                for y in 0..h {
+                    for x in 0..w {
+                        let (mut sxx, mut syy, mut sxy) = (0.0, 0.0, 0.0);
+                        for dy in -1..=1 {
+                            for dx in -1..=1 {
+                                let (a, b) = (ix(x + dx, y + dy), iy(x + dx, y + dy));
+                                sxx += a * a;
+                                syy += b * b;
+                                sxy += a * b;
+                            }
+                        }
+                        let trace = sxx + syy;
+                        let r = sxx * syy - sxy * sxy - 0.04 * trace * trace;
+                        harris.push((r, (sxx + syy + sxy.abs()).powi(2)));
+                        let (mut a, mut mag) = (0.0, 0.0);
+                        for dy in -1..=1i64 {
+                            for dx in -1..=1i64 {
+                                let v = rd(x + dx, y + dy);
+                                let term = m[(dy + 1) as usize][(dx + 1) as usize] * v * v;
+                                a += term;
+                                mag += term.abs();
+                            }
+                        }
+                        let mut b = 0.0;
+                        for (j, wv) in gv.iter().enumerate() {
+                            for (i, wh) in gh.iter().enumerate() {
+                                let term = wv * wh * rd(x + i as i64 - 2, y + j as i64 - 1);
+                                b += term;
+                                mag += 0.5 * term.abs();
+                            }
+                        }
+                        graph.push((a - 0.5 * b, mag));
+                    }
+                }
+                for (name, f, want) in [
+                    ("harris", ops.harris, &harris),
+                    ("graph", ops.graph, &graph),
+                ] {
+                    let one = run_stages(f, &src, mode, 0);
+                    let all = run_stages(f, &src, mode, 1);
+                    close(&one, want, &format!("{name} {mode:?} {w}x{h}"))?;
+                    same_bits(&one, &all, name)?;
+                }
+                Ok(())
+            })
+            .unwrap();
+    });
 }
 
 /// Two local operators in a row (`local_then`) and three (`pipeline`), fused per band and
