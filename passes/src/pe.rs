@@ -541,10 +541,13 @@ impl Specializer<'_> {
         for (m, _) in changed {
             self.index.add(self.w, m);
         }
-        // The continuations of `target`'s body expand the call at `k`, as a clone's do
-        // (those that expand a call inside `target` already keep that one).
+        // Where `target` is a function, the continuations of its body expand the call at
+        // `k`, as a clone's do (those that expand a call inside `target` already keep that
+        // one). A block or return point is no call: the code after a call that returns into
+        // an inlined function's body is not inside that function.
         let (at, parent) = self.w.jump_place(k);
-        if let Some(at) = at.filter(|_| self.w.expansion(target).is_none()) {
+        let call = self.w.expansion(target).is_none() && is_function(self.w, target);
+        if let Some(at) = at.filter(|_| call) {
             let mut e = None;
             for &m in scope.iter().skip(1) {
                 if self.w.expansion(m).is_none() {

@@ -69,8 +69,10 @@ pub(crate) fn run(
                 let message = string(w, *msg).unwrap_or_else(|| {
                     "an error (`pe_error`) left after partial evaluation".into()
                 });
+                // The calls the jump's code was specialized for (a block that took over a
+                // jump by inlining keeps its own expansion; the jump, that of its code).
                 let d = Diagnostic::error_at(place_of(w, *place, c), message)
-                    .with_expansion(w.expanded_from(c));
+                    .with_expansion(w.expansion_calls(w.jump_place(c).1));
                 errors.push(d);
             }
             _ => {}
