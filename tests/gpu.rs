@@ -992,9 +992,10 @@ fn shm_kernel_lines(program: &str) -> Vec<String> {
 
 #[test]
 fn the_shm_report_names_the_programs_call_of_a_library_kernel() {
-    // Each operator of harris.art is one statement that starts a line; its kernels are the
-    // image library's code, and the report names the statement each was specialized for.
-    let src = std::fs::read_to_string("examples/harris.art").unwrap();
+    // Each operator of harris_operators.art is one statement that starts a line; its
+    // kernels are the image library's code, and the report names the statement each was
+    // specialized for.
+    let src = std::fs::read_to_string("tests/gpu/harris_operators.art").unwrap();
     let operators: Vec<usize> = (src.lines().enumerate())
         .filter(|(_, l)| {
             let l = l.trim_start();
@@ -1005,12 +1006,12 @@ fn the_shm_report_names_the_programs_call_of_a_library_kernel() {
         .map(|(i, _)| i + 1)
         .collect();
     assert_eq!(operators.len(), 9, "{operators:?}");
-    let lines = shm_kernel_lines("examples/harris.art");
+    let lines = shm_kernel_lines("tests/gpu/harris_operators.art");
     let mut named: Vec<usize> = lines
         .iter()
         .map(|l| {
             let at = l
-                .split("specialized for the call at examples/harris.art:")
+                .split("specialized for the call at tests/gpu/harris_operators.art:")
                 .nth(1)
                 .unwrap_or_else(|| panic!("no call of the program in: {l}"));
             at.split(':').next().unwrap().parse().unwrap()

@@ -960,48 +960,34 @@ fn examples_match_references() {
     check(&dir.join("bilateral.png"), &want, "bilateral");
 
     run("harris", &dir.join("harris.png"));
-    let grad = |m: [[f64; 3]; 3]| -> Plane {
-        let v = convolve_ref(
-            &photo,
-            1,
-            1,
-            |dx, dy| m[(dy + 1) as usize][(dx + 1) as usize],
-            Mode::Clamp,
-        );
-        Plane {
-            w,
-            h,
-            pitch: w,
-            data: v.iter().map(|p| p.0 as f32).collect(),
+    // Halide's Harris: gradients scaled by 1/12 from the photograph clamped at its border
+    // (defined outside it too), their products summed over 3 x 3; R scaled by 1000.
+    let rd = |x: i64, y: i64| Mode::Clamp.read(&photo, x, y);
+    let grad = |x: i64, y: i64, m: &[[f64; 3]; 3]| -> f64 {
+        let mut s = 0.0;
+        for dy in -1..=1i64 {
+            for dx in -1..=1i64 {
+                s += m[(dy + 1) as usize][(dx + 1) as usize] / 12.0 * rd(x + dx, y + dy);
+            }
         }
+        s
     };
-    let ix = grad(sx);
-    let iy = grad([[-1.0, -2.0, -1.0], [0.0, 0.0, 0.0], [1.0, 2.0, 1.0]]);
-    let g3 = gauss(1, 1.0);
-    let smooth = |f: &dyn Fn(usize) -> f64| -> Vec<f64> {
-        let p = Plane {
-            w,
-            h,
-            pitch: w,
-            data: (0..w * h).map(|i| f(i) as f32).collect(),
-        };
-        convolve_ref(
-            &p,
-            1,
-            1,
-            |dx, dy| g3[(dx + 1) as usize] * g3[(dy + 1) as usize],
-            Mode::Clamp,
-        )
-        .into_iter()
-        .map(|v| v.0)
-        .collect()
-    };
-    let sxx = smooth(&|i| (ix.data[i] as f64).powi(2));
-    let syy = smooth(&|i| (iy.data[i] as f64).powi(2));
-    let sxy = smooth(&|i| ix.data[i] as f64 * iy.data[i] as f64);
-    let want: Vec<f64> = (0..w * h)
-        .map(|i| (sxx[i] * syy[i] - sxy[i] * sxy[i] - 0.04 * (sxx[i] + syy[i]).powi(2)) * 100.0)
-        .collect();
+    let sy = [[-1.0, -2.0, -1.0], [0.0, 0.0, 0.0], [1.0, 2.0, 1.0]];
+    let mut want = Vec::new();
+    for y in 0..h as i64 {
+        for x in 0..w as i64 {
+            let (mut sxx, mut syy, mut sxy) = (0.0, 0.0, 0.0);
+            for dy in -1..=1 {
+                for dx in -1..=1 {
+                    let (a, b) = (grad(x + dx, y + dy, &sx), grad(x + dx, y + dy, &sy));
+                    sxx += a * a;
+                    syy += b * b;
+                    sxy += a * b;
+                }
+            }
+            want.push((sxx * syy - sxy * sxy - 0.04 * (sxx + syy).powi(2)) * 1000.0);
+        }
+    }
     check(&dir.join("harris.png"), &want, "harris");
 
     let second = "tests/data/astronaut.png";
