@@ -227,6 +227,8 @@ type GpuRowsFn = unsafe extern "C" fn(*mut f32, *mut f32, i32, i32);
 type SymmetryFn = unsafe extern "C" fn() -> i32;
 type LiteralMasksFn = unsafe extern "C" fn(*mut f32, i32, i32, *mut f32, *mut f32, *mut f32);
 type LocalThenFn = unsafe extern "C" fn(*mut f32, *mut f32, i32, i32, i32, f32, i32);
+type ThreeInputsFn =
+    unsafe extern "C" fn(*mut f32, *mut f32, *mut f32, *mut f32, i32, i32, i32, f32, i32);
 type PipelineNFn = unsafe extern "C" fn(*mut f32, *mut f32, i32, i32, i32, f32, i32, i32);
 type PyrDownFn = unsafe extern "C" fn(*mut f32, i32, i32, *mut f32, i32, f32);
 type PyrUpFn = unsafe extern "C" fn(*mut f32, i32, i32, *mut f32, i32, i32, i32, f32);
@@ -295,6 +297,7 @@ struct Resample {
     pipeline_n: PipelineNFn,
     harris: LocalThenFn,
     graph: LocalThenFn,
+    three_inputs: ThreeInputsFn,
     literal_masks: LiteralMasksFn,
     mask_symmetry: SymmetryFn,
 }
@@ -313,6 +316,7 @@ fn with_resample(f: impl FnOnce(&Resample)) {
                 pipeline_n: function(addr, "test_pipeline_n"),
                 harris: function(addr, "test_harris"),
                 graph: function(addr, "test_graph"),
+                three_inputs: function(addr, "test_three_inputs"),
                 literal_masks: function(addr, "test_literal_masks"),
                 mask_symmetry: function(addr, "test_mask_symmetry"),
             }
@@ -1392,6 +1396,66 @@ fn graphs_of_operators_match_references() {
                     close(&one, want, &format!("{name} {mode:?} {w}x{h}"))?;
                     same_bits(&one, &all, name)?;
                 }
+                // Three inputs (the source and two others made from it): a 2D mask of the
+                // first, the second's separable filter (stored), times the third, plus.
+                let b_in = plane_of(
+                    src.w,
+                    src.h,
+                    src.data.iter().map(|&v| (v * v) as f64 - 0.5).collect(),
+                );
+                let c_in = plane_of(
+                    src.w,
+                    src.h,
+                    src.data.iter().map(|&v| 1.0 - v as f64).collect(),
+                );
+                let mut three = Vec::new();
+                for y in 0..h {
+                    for x in 0..w {
+                        let (mut p, mut mag) = (0.0, 0.0);
+                        for dy in -1..=1i64 {
+                            for dx in -1..=1i64 {
+                                let term =
+                                    m[(dy + 1) as usize][(dx + 1) as usize] * rd(x + dx, y + dy);
+                                p += term;
+                                mag += term.abs();
+                            }
+                        }
+                        let r = mode.read(&c_in, x, y);
+                        let mut q = 0.0;
+                        for (j, wv) in gv.iter().enumerate() {
+                            for (i, wh) in gh.iter().enumerate() {
+                                let term =
+                                    wv * wh * mode.read(&b_in, x + i as i64 - 2, y + j as i64 - 1);
+                                q += term;
+                                mag += term.abs();
+                            }
+                        }
+                        three.push((p * r + q, mag * (1.0 + r.abs())));
+                    }
+                }
+                let (mn, cn) = mode.number();
+                let run3 = |sched: i32| {
+                    let (mut a, mut b, mut c) = (src.clone(), b_in.clone(), c_in.clone());
+                    let mut d = vec![f32::NAN; src.w * src.h];
+                    // SAFETY: every buffer holds w x h elements (the planes are packed).
+                    unsafe {
+                        (ops.three_inputs)(
+                            a.data.as_mut_ptr(),
+                            b.data.as_mut_ptr(),
+                            c.data.as_mut_ptr(),
+                            d.as_mut_ptr(),
+                            src.w as i32,
+                            src.h as i32,
+                            mn,
+                            cn,
+                            sched,
+                        )
+                    };
+                    d
+                };
+                let (one, all) = (run3(0), run3(1));
+                close(&one, &three, &format!("three inputs {mode:?} {w}x{h}"))?;
+                same_bits(&one, &all, "three inputs")?;
                 Ok(())
             })
             .unwrap();
