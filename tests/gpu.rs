@@ -317,7 +317,7 @@ fn gpu_program_outputs() -> Vec<(&'static str, String)> {
         // Lazy images realized on the GPU's tiles: the CPU's bits.
         (
             "tests/gpu/graph.art",
-            "harris clamp differ 0\nharris mirror, a view differ 0\nevery operator repeat differ 0\nthree inputs mirror101 differ 0\n"
+            "harris clamp differ 0\nharris mirror, a view differ 0\nevery operator repeat differ 0\nthree inputs mirror101 differ 0\nunsharp of three planes differ 0\n"
                 .to_string(),
         ),
         (

@@ -229,6 +229,19 @@ type LiteralMasksFn = unsafe extern "C" fn(*mut f32, i32, i32, *mut f32, *mut f3
 type LocalThenFn = unsafe extern "C" fn(*mut f32, *mut f32, i32, i32, i32, f32, i32);
 type ThreeInputsFn =
     unsafe extern "C" fn(*mut f32, *mut f32, *mut f32, *mut f32, i32, i32, i32, f32, i32);
+type UnsharpFn = unsafe extern "C" fn(
+    *mut f32,
+    *mut f32,
+    *mut f32,
+    *mut f32,
+    *mut f32,
+    *mut f32,
+    i32,
+    i32,
+    i32,
+    f32,
+    i32,
+);
 type PipelineNFn = unsafe extern "C" fn(*mut f32, *mut f32, i32, i32, i32, f32, i32, i32);
 type PyrDownFn = unsafe extern "C" fn(*mut f32, i32, i32, *mut f32, i32, f32);
 type PyrUpFn = unsafe extern "C" fn(*mut f32, i32, i32, *mut f32, i32, i32, i32, f32);
@@ -298,6 +311,7 @@ struct Resample {
     harris: LocalThenFn,
     graph: LocalThenFn,
     three_inputs: ThreeInputsFn,
+    unsharp: UnsharpFn,
     literal_masks: LiteralMasksFn,
     mask_symmetry: SymmetryFn,
 }
@@ -317,6 +331,7 @@ fn with_resample(f: impl FnOnce(&Resample)) {
                 harris: function(addr, "test_harris"),
                 graph: function(addr, "test_graph"),
                 three_inputs: function(addr, "test_three_inputs"),
+                unsharp: function(addr, "test_unsharp"),
                 literal_masks: function(addr, "test_literal_masks"),
                 mask_symmetry: function(addr, "test_mask_symmetry"),
             }
@@ -1456,6 +1471,87 @@ fn graphs_of_operators_match_references() {
                 let (one, all) = (run3(0), run3(1));
                 close(&one, &three, &format!("three inputs {mode:?} {w}x{h}"))?;
                 same_bits(&one, &all, "three inputs")?;
+                // Three results of one graph (`realize_many`): unsharp masking of three
+                // planes made from the source (gray levels of at least 0.5).
+                let rgb = [
+                    plane_of(
+                        src.w,
+                        src.h,
+                        src.data.iter().map(|&v| 1.5 + v as f64).collect(),
+                    ),
+                    plane_of(
+                        src.w,
+                        src.h,
+                        src.data.iter().map(|&v| 1.5 - 0.5 * v as f64).collect(),
+                    ),
+                    plane_of(
+                        src.w,
+                        src.h,
+                        src.data.iter().map(|&v| 1.2 + (v * v) as f64).collect(),
+                    ),
+                ];
+                let k: Vec<f64> = (-3..=3i64)
+                    .map(|d| {
+                        (-((d * d) as f64) / 4.5).exp() / (2.0 * std::f64::consts::PI).sqrt() / 1.5
+                    })
+                    .collect();
+                let gray = |x: i64, y: i64| {
+                    0.299 * mode.read(&rgb[0], x, y)
+                        + 0.587 * mode.read(&rgb[1], x, y)
+                        + 0.114 * mode.read(&rgb[2], x, y)
+                };
+                let mut sharp: [Vec<(f64, f64)>; 3] = Default::default();
+                for y in 0..h {
+                    for x in 0..w {
+                        let (mut blur, mut mag) = (0.0, 0.0);
+                        for (i, ki) in k.iter().enumerate() {
+                            for (j, kj) in k.iter().enumerate() {
+                                let term = ki * kj * gray(x + i as i64 - 3, y + j as i64 - 3);
+                                blur += term;
+                                mag += term.abs();
+                            }
+                        }
+                        let g = gray(x, y);
+                        let ratio = (2.0 * g - blur) / g;
+                        for (c, plane) in rgb.iter().enumerate() {
+                            let v = mode.read(plane, x, y);
+                            sharp[c]
+                                .push((ratio * v, (2.0 * g.abs() + mag) / g.abs() * v.abs() * 4.0));
+                        }
+                    }
+                }
+                let run_unsharp = |sched: i32| {
+                    let mut ins = rgb.clone();
+                    let mut outs = [0, 1, 2].map(|_| vec![f32::NAN; src.w * src.h]);
+                    let [o0, o1, o2] = &mut outs;
+                    let [i0, i1, i2] = &mut ins;
+                    // SAFETY: every buffer holds w x h elements (the planes are packed).
+                    unsafe {
+                        (ops.unsharp)(
+                            i0.data.as_mut_ptr(),
+                            i1.data.as_mut_ptr(),
+                            i2.data.as_mut_ptr(),
+                            o0.as_mut_ptr(),
+                            o1.as_mut_ptr(),
+                            o2.as_mut_ptr(),
+                            src.w as i32,
+                            src.h as i32,
+                            mn,
+                            cn,
+                            sched,
+                        )
+                    };
+                    outs
+                };
+                let (one, all) = (run_unsharp(0), run_unsharp(1));
+                for c in 0..3 {
+                    close(
+                        &one[c],
+                        &sharp[c],
+                        &format!("unsharp plane {c} {mode:?} {w}x{h}"),
+                    )?;
+                    same_bits(&one[c], &all[c], "unsharp")?;
+                }
                 Ok(())
             })
             .unwrap();

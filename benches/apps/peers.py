@@ -1,16 +1,20 @@
-"""Halide 21's Harris corners (apps/harris, on one channel), with the schedules Halide's
-apps/harris generator publishes, for `benches/apps/harris.art`'s comparison. The image is
-the bench's: ((x * 7 + y * 13) % 256) / 256 + x % 3, N x N, f32. Prints one line per
+"""Halide 21's Harris corners (apps/harris, on one channel) and unsharp masking
+(apps/unsharp, three planes), with the schedules Halide's apps/ generators publish, for
+`benches/apps/harris.art`'s and `benches/apps/unsharp.art`'s comparisons. The images are
+the benches': for Harris ((x * 7 + y * 13) % 256) / 256 + x % 3, for unsharp plane c
+((x * (7 + c) + y * 13 + 31 c) % 256) * 0.0035 + 0.1; N x N, f32. Prints one line per
 variant: `name N threads median_ms checksum`.
 
-Two variants of each schedule:
+Harris has two variants of each schedule:
 - `clamped`: the input through repeat_edge, every output pixel (durin's semantics);
 - `interior`: as the app runs it, no boundary condition, the output (N - 4) x (N - 4)
   pixels at offset (2, 2) (every read inside the input).
+Unsharp clamps its input itself (repeat_edge, as the app does).
 
-    python peers.py N RUNS cpu THREADS      (threads through HL_NUM_THREADS)
-    python peers.py N RUNS gpu TILE_X TILE_Y [CUDA_CAPABILITY]
+    python peers.py harris|unsharp N RUNS cpu THREADS      (threads through HL_NUM_THREADS)
+    python peers.py harris|unsharp N RUNS gpu TILE_X TILE_Y [CUDA_CAPABILITY]
 """
+import math
 import sys
 import time
 
@@ -115,5 +119,69 @@ def run(n, runs, mode, args):
         print(f"{label} {n} {threads} {ms:.4f} {checksum:.6g}", flush=True)
 
 
+def planes(n):
+    y, x = np.mgrid[0:n, 0:n]
+    return np.stack([(((x * (7 + c) + y * 13 + 31 * c) % 256).astype(np.float32) * np.float32(0.0035)
+                      + np.float32(0.1)).astype(np.float32) for c in range(3)])
+
+
+def unsharp(n, runs, mode, args):
+    """apps/unsharp's algorithm (sigma 1.5) and schedules."""
+    src = planes(n)
+    inp = hl.Buffer(src)
+    x, y, c = hl.Var("x"), hl.Var("y"), hl.Var("c")
+    sigma = 1.5
+    kernel = hl.Func("kernel")
+    kernel[x] = hl.exp(-x * x / hl.f32(2 * sigma * sigma)) / hl.f32(math.sqrt(2 * math.pi) * sigma)
+    bounded = hl.BoundaryConditions.repeat_edge(inp)
+    gray, blur_y, blur_x = hl.Func("gray"), hl.Func("blur_y"), hl.Func("blur_x")
+    gray[x, y] = (hl.f32(0.299) * bounded[x, y, 0] + hl.f32(0.587) * bounded[x, y, 1]
+                  + hl.f32(0.114) * bounded[x, y, 2])
+    blur_y[x, y] = (kernel[0] * gray[x, y] + kernel[1] * (gray[x, y - 1] + gray[x, y + 1])
+                    + kernel[2] * (gray[x, y - 2] + gray[x, y + 2])
+                    + kernel[3] * (gray[x, y - 3] + gray[x, y + 3]))
+    blur_x[x, y] = (kernel[0] * blur_y[x, y] + kernel[1] * (blur_y[x - 1, y] + blur_y[x + 1, y])
+                    + kernel[2] * (blur_y[x - 2, y] + blur_y[x + 2, y])
+                    + kernel[3] * (blur_y[x - 3, y] + blur_y[x + 3, y]))
+    sharpen, ratio, out = hl.Func("sharpen"), hl.Func("ratio"), hl.Func("output")
+    sharpen[x, y] = 2 * gray[x, y] - blur_x[x, y]
+    ratio[x, y] = sharpen[x, y] / gray[x, y]
+    out[x, y, c] = ratio[x, y] * inp[x, y, c]
+    target = hl.get_host_target()
+    if mode == "gpu":
+        tx, ty = int(args[0]), int(args[1])
+        cap = args[2] if len(args) > 2 else "86"
+        target = target.with_feature(hl.TargetFeature.CUDA).with_feature(
+            getattr(hl.TargetFeature, "CUDACapability" + cap))
+        xi, yi = hl.Var("xi"), hl.Var("yi")
+        out.compute_root().reorder(c, x, y).gpu_tile(x, y, xi, yi, tx, ty).bound(c, 0, 3).unroll(c)
+        ratio.compute_at(out, xi)
+        gray.compute_at(out, x).tile(x, y, xi, yi, 2, 2).unroll(xi).unroll(yi).gpu_threads(x, y)
+        blur_y.compute_at(out, x).unroll(x, 2).gpu_threads(x, y)
+        label, threads = f"halide-unsharp-gpu-{tx}x{ty}", "gpu"
+    else:
+        vec = target.natural_vector_size(hl.Float(32))
+        yo, yi = hl.Var("yo"), hl.Var("yi")
+        out.split(y, yo, yi, 32).vectorize(x, vec).parallel(yo).reorder(x, c, yi, yo)
+        gray.compute_at(out, yi).store_at(out, yo).vectorize(x, vec)
+        blur_y.compute_at(out, yi).store_at(out, yo).vectorize(x, vec)
+        ratio.compute_at(out, yi).store_at(out, yo).vectorize(x, vec)
+        label, threads = "halide-unsharp-cpu", args[0]
+    result = hl.Buffer(hl.Float(32), [n, n, 3])
+    out.compile_jit(target)
+    out.realize(result)
+    if mode == "gpu":
+        def step():
+            out.realize(result)
+        ms = median_ms(lambda: (step(), step(), step(), step(), step(), step(), step(), step(),
+                                step(), result.device_sync()), runs, 1) / 9
+        result.copy_to_host()
+    else:
+        ms = median_ms(lambda: out.realize(result), runs, 1)
+    checksum = float(np.asarray(result, dtype=np.float64).sum())
+    print(f"{label} {n} {threads} {ms:.4f} {checksum:.6g}", flush=True)
+
+
 if __name__ == "__main__":
-    run(int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4:])
+    app = {"harris": run, "unsharp": unsharp}[sys.argv[1]]
+    app(int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5:])
