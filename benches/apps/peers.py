@@ -67,6 +67,32 @@ def median_ms(f, runs, batch):
     return times[len(times) // 2]
 
 
+def gpu_target(args):
+    """The host target with CUDA (capability args[2], 86 by default), and the tile size."""
+    cap = args[2] if len(args) > 2 else "86"
+    target = hl.get_host_target().with_feature(hl.TargetFeature.CUDA).with_feature(
+        getattr(hl.TargetFeature, "CUDACapability" + cap))
+    return target, int(args[0]), int(args[1])
+
+
+def timed(out, result, mode, runs):
+    """Compiles `out` (already for its target), realizes it into `result` once, then the
+    median time of a run: on the GPU per run of nine between device synchronizations."""
+    out.realize(result)
+    if mode == "gpu":
+        result.device_sync()
+
+        def nine():
+            for _ in range(9):
+                out.realize(result)
+            result.device_sync()
+        ms = median_ms(nine, runs, 1) / 9
+        result.copy_to_host()
+    else:
+        ms = median_ms(lambda: out.realize(result), runs, 1)
+    return ms, float(np.asarray(result, dtype=np.float64).sum())
+
+
 def variants(src):
     n = src.shape[0]
     buf = hl.Buffer(src)
@@ -80,10 +106,7 @@ def run(n, runs, mode, args):
         out, ix, iy, x, y = harris(inp)
         target = hl.get_host_target()
         if mode == "gpu":
-            tx, ty = int(args[0]), int(args[1])
-            cap = args[2] if len(args) > 2 else "86"
-            target = target.with_feature(hl.TargetFeature.CUDA).with_feature(
-                getattr(hl.TargetFeature, "CUDACapability" + cap))
+            target, tx, ty = gpu_target(args)
             xi, yi = hl.Var("xi"), hl.Var("yi")
             out.gpu_tile(x, y, xi, yi, tx, ty)
             ix.compute_at(out, x).gpu_threads(x, y)
@@ -102,20 +125,7 @@ def run(n, runs, mode, args):
         result = hl.Buffer(hl.Float(32), [w, h])
         result.set_min([x0, y0])
         out.compile_jit(target)
-        out.realize(result)
-        if mode == "gpu":
-            def step():
-                out.realize(result)
-            def once():
-                step()
-                result.device_sync()
-            once()
-            ms = median_ms(lambda: (step(), step(), step(), step(), step(), step(), step(), step(),
-                                    step(), result.device_sync()), runs, 1) / 9
-            result.copy_to_host()
-        else:
-            ms = median_ms(lambda: out.realize(result), runs, 1)
-        checksum = float(np.asarray(result, dtype=np.float64).sum())
+        ms, checksum = timed(out, result, mode, runs)
         print(f"{label} {n} {threads} {ms:.4f} {checksum:.6g}", flush=True)
 
 
@@ -149,10 +159,7 @@ def unsharp(n, runs, mode, args):
     out[x, y, c] = ratio[x, y] * inp[x, y, c]
     target = hl.get_host_target()
     if mode == "gpu":
-        tx, ty = int(args[0]), int(args[1])
-        cap = args[2] if len(args) > 2 else "86"
-        target = target.with_feature(hl.TargetFeature.CUDA).with_feature(
-            getattr(hl.TargetFeature, "CUDACapability" + cap))
+        target, tx, ty = gpu_target(args)
         xi, yi = hl.Var("xi"), hl.Var("yi")
         out.compute_root().reorder(c, x, y).gpu_tile(x, y, xi, yi, tx, ty).bound(c, 0, 3).unroll(c)
         ratio.compute_at(out, xi)
@@ -169,16 +176,7 @@ def unsharp(n, runs, mode, args):
         label, threads = "halide-unsharp-cpu", args[0]
     result = hl.Buffer(hl.Float(32), [n, n, 3])
     out.compile_jit(target)
-    out.realize(result)
-    if mode == "gpu":
-        def step():
-            out.realize(result)
-        ms = median_ms(lambda: (step(), step(), step(), step(), step(), step(), step(), step(),
-                                step(), result.device_sync()), runs, 1) / 9
-        result.copy_to_host()
-    else:
-        ms = median_ms(lambda: out.realize(result), runs, 1)
-    checksum = float(np.asarray(result, dtype=np.float64).sum())
+    ms, checksum = timed(out, result, mode, runs)
     print(f"{label} {n} {threads} {ms:.4f} {checksum:.6g}", flush=True)
 
 
