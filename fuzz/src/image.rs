@@ -1,5 +1,6 @@
 //! Generated image-library programs: a few operators in a row over images of random sizes
-//! (0 and 1 among them), with random radii, boundary modes, pipelines, masks and views,
+//! (0 and 1 among them), with random radii, boundary modes, pipelines, masks, views and
+//! graphs of lazy images (stored results among them),
 //! scheduled for whatever the target is (`default_schedule`: the CPU, or the GPU's tiles,
 //! which `--target cuda-cpu` and the interpreter with `--target cuda` run without a GPU).
 //! The program prints a weighted sum of its result, so that every mode must agree on each
@@ -23,12 +24,66 @@ const MODES: &[&str] = &[
     "constant(0.5 as f32)",
 ];
 
+/// A lazy image of up to `depth` operators over inputs `0..inputs`, its stored results
+/// numbered from `*next` on (each above those it reads).
+fn lazy(rng: &mut Rng, depth: u32, inputs: usize, next: &mut i32) -> String {
+    if depth == 0 || rng.one_in(4) {
+        return format!("lazy_input({})", rng.below(inputs));
+    }
+    let r = |rng: &mut Rng| rng.below(3) as i32;
+    let mut inner = |rng: &mut Rng| lazy(rng, depth - 1, inputs, next);
+    match rng.below(7) {
+        0 => {
+            let a = inner(rng);
+            let (rx, ry) = (r(rng), r(rng));
+            format!("lazy_convolve({a}, mask_fn({rx}, {ry}, @|dx, dy| (dx - 2 * dy) as f32 * 0.125 as f32 + 0.25 as f32))")
+        }
+        1 => {
+            let a = inner(rng);
+            let (h, v) = (r(rng), r(rng));
+            format!("lazy_sep({a}, box1({h}), gaussian1({v}, 1.0))")
+        }
+        2 => {
+            let a = inner(rng);
+            format!("lazy_across({a}, gaussian1({}, 0.8))", r(rng))
+        }
+        3 => {
+            let a = inner(rng);
+            format!("lazy_down({a}, box1({}))", r(rng))
+        }
+        4 => {
+            let a = inner(rng);
+            format!("lazy_map({a}, @|v| v * 0.75 as f32 + 0.125 as f32)")
+        }
+        5 => {
+            let (a, b) = (inner(rng), inner(rng));
+            format!("lazy_map2({a}, {b}, @|x, y| x - y * 0.5 as f32)")
+        }
+        _ => {
+            let a = inner(rng);
+            let id = *next;
+            *next += 1;
+            format!("lazy_store({id}, {a})")
+        }
+    }
+}
+
 /// One operator from image `s` into image `d` (both `w` x `h`, names in the program).
 fn operator(rng: &mut Rng, s: &str, d: &str) -> (String, String) {
     let bh = *rng.pick(MODES);
     let r = |rng: &mut Rng| *rng.pick(RADII);
     let small = |rng: &mut Rng| rng.below(4) as i32;
-    match rng.below(9) {
+    match rng.below(10) {
+        8 => {
+            // A graph of lazy images: of `s` alone, or of `s` as two inputs.
+            let inputs = 1 + rng.below(2);
+            let graph = lazy(rng, 3, inputs, &mut 0);
+            let stored = graph.matches("lazy_store").count();
+            (
+                format!("realize of {inputs} input(s), {stored} stored, {bh}"),
+                format!("realize_n(@|_i| {s}, {inputs}, {d}, {graph}, {bh}, sched);"),
+            )
+        }
         0 => (
             "map1".into(),
             format!("map1({s}, {d}, sched, @|v| v * 0.75 as f32 + 0.125 as f32);"),
