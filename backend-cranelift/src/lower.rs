@@ -913,14 +913,7 @@ impl<'m, 'a, 'f> FunctionLowering<'m, 'a, 'f> {
     /// computed (one per place; filled at the end of the function, so that the current
     /// block stays open).
     fn trap_block(&mut self) -> R<Block> {
-        let w = self.w();
-        let text = program::error_text(
-            w,
-            self.m.places,
-            self.at,
-            self.current,
-            "integer division by zero",
-        );
+        let text = program::division_error_text(self.w(), self.m.places, self.at, self.current);
         if let Some(&(_, b)) = self.trap_blocks.iter().find(|(t, _)| *t == text) {
             return Ok(b);
         }

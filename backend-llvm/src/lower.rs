@@ -1225,14 +1225,7 @@ impl<'m, 'a, 'ctx> FunctionLowering<'m, 'a, 'ctx> {
     /// The block that stops the program with a division by zero at the division being
     /// computed (one per place).
     fn trap_block(&mut self) -> R<BasicBlock<'ctx>> {
-        let w = self.w();
-        let text = program::error_text(
-            w,
-            self.m.places,
-            self.at,
-            self.current,
-            "integer division by zero",
-        );
+        let text = program::division_error_text(self.w(), self.m.places, self.at, self.current);
         if let Some(&bb) = self.trap_blocks.get(&text) {
             return Ok(bb);
         }

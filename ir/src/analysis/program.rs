@@ -313,6 +313,19 @@ pub fn computed_where_used(w: &World, schedule: &Schedule, rpo: &[Def]) -> FxHas
     out
 }
 
+/// The message of an integer division by zero (native code's and the interpreter's).
+pub const DIVISION_BY_ZERO: &str = "integer division by zero";
+
+/// [`error_text`] of an integer division by zero at division `at` in continuation `k`.
+pub fn division_error_text(
+    w: &World,
+    sources: Option<&durin_diag::SourceMap>,
+    at: Def,
+    k: Def,
+) -> String {
+    error_text(w, sources, at, k, DIVISION_BY_ZERO)
+}
+
 /// The text of run-time error `message` at def `at`, computed in continuation `k`: with
 /// `sources` and a place for `at` (for an operand of it, or for the code of `k`), `place: message` (in library code specialized for a
 /// call of the program, the program's call first); else `message`.

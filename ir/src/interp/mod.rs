@@ -921,7 +921,9 @@ impl Interp<'_, '_> {
                 let p = p.ok_or(NOT_A_NUMBER)?;
                 match semantics::arith(*o, p, bits(op(0))?, bits(op(1))?) {
                     Ok(v) => Value::Bits(v),
-                    Err(Trap::DivisionByZero) => return Err("integer division by zero".into()),
+                    Err(Trap::DivisionByZero) => {
+                        return Err(crate::analysis::program::DIVISION_BY_ZERO.into())
+                    }
                 }
             }
             Op::Cmp(o, None) if matches!(o, CmpOp::Eq | CmpOp::Ne) => {
@@ -1152,7 +1154,7 @@ fn scalar(
     Some(match st.op {
         Op::Arith(o, Some(p)) => match semantics::arith(o, p, num(0)?, num(1)?) {
             Ok(v) => Ok(v),
-            Err(Trap::DivisionByZero) => Err("integer division by zero".into()),
+            Err(Trap::DivisionByZero) => Err(crate::analysis::program::DIVISION_BY_ZERO.into()),
         },
         Op::Cmp(o, Some(p)) => Ok(semantics::cmp(o, p, num(0)?, num(1)?) as u64),
         Op::Conv(Some(from), Some(to)) => Ok(semantics::conv(from, to, num(0)?)),
