@@ -208,16 +208,35 @@ fn check_capturable(w: &World, c: Def, loc: Option<durin_ir::Span>) -> Result<()
     } else {
         None
     };
-    match what {
-        Some(what) => Err(Diagnostic::error_at(
-            w.loc(c).or(loc),
-            format!(
-                "a GPU kernel cannot capture {what}{}: kernels take pointers to device memory, scalars and structs of those (the value has the IR type {})",
-                w.name(c).map(|n| format!(" (`{n}`)")).unwrap_or_default(),
-                w.types().display(t)
-            ),
-        )),
-        None => Ok(()),
+    let Some(what) = what else {
+        return Ok(());
+    };
+    let err = Diagnostic::error_at(
+        w.loc(c).or(loc),
+        format!(
+            "a GPU kernel cannot capture {what}{}: kernels take pointers to device memory, scalars and structs of those (the value has the IR type {})",
+            w.name(c).map(|n| format!(" (`{n}`)")).unwrap_or_default(),
+            w.types().display(t)
+        ),
+    );
+    // A closure that is a parameter of a function (or part of one) is there because that
+    // function was not specialized for its arguments.
+    let mut d = c;
+    while w.node(d) == Node::Extract {
+        d = w.ops(d)[0];
+    }
+    let f = w.ops(d).first().copied();
+    let name = f.and_then(|f| w.name(f)).filter(|n| *n != "lambda");
+    match (w.node(d), what.starts_with("a closure"), f, name) {
+        (Node::Param(_), true, Some(f), Some(name)) => {
+            Err(err.with_note_at(
+                w.loc(f),
+                format!(
+                    "it is a parameter of `{name}`, which partial evaluation did not specialize for its arguments (a function not marked `@` is only inlined, where it is called once): mark it `fn @{name}` to specialize it at every call"
+                ),
+            ))
+        }
+        _ => Err(err),
     }
 }
 
