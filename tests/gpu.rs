@@ -69,6 +69,9 @@ fn a_kernel_that_captures_a_closure_is_an_error_at_its_source() {
         "{err}"
     );
     assert!(err.contains("captures_closure.art:"), "{err}");
+    // The closure is `apply`'s parameter: the note says how to have it specialized.
+    assert!(err.contains("it is a parameter of `apply`"), "{err}");
+    assert!(err.contains("mark it `fn @apply`"), "{err}");
 }
 
 /// What `durin build --emit cuda` says of `program`, which it must reject (exit status 1).
@@ -204,11 +207,73 @@ fn every_kernel_compiles_with_nvrtc_for_sm_90() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// The examples of `examples/`.
+const EXAMPLES: [&str; 9] = [
+    "gaussian",
+    "sobel",
+    "box",
+    "unsharp",
+    "bilateral",
+    "bilateral_grid",
+    "harris",
+    "histeq",
+    "blend",
+];
+
+/// Each example, compiled for the GPU with its kernels run on the CPU's cores, times its
+/// operator where the program runs and on the CPU beside it, and compares the results
+/// (the same code on the same cores here: equal).
+#[test]
+fn the_examples_time_the_gpu_and_the_cpu_side_by_side() {
+    let dir = std::env::temp_dir().join(format!("durin-side-by-side-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temporary folder");
+    for example in EXAMPLES {
+        let p = format!("examples/{example}.art");
+        let mut args = vec![
+            "run",
+            "--target",
+            "cuda-cpu",
+            &p,
+            "--",
+            "tests/data/camera.png",
+        ];
+        if example == "blend" {
+            args.push("tests/data/astronaut.png");
+        }
+        let name = if example == "gaussian" {
+            "g".to_string()
+        } else {
+            format!("{example}.png")
+        };
+        let out = dir.join(name).display().to_string();
+        args.push(&out);
+        let text = ok(&durin(&args), example);
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(
+            lines[0].starts_with(&format!("{example}: 512x512 pixels on the GPU (CUDA)")),
+            "{text}"
+        );
+        let timed = lines
+            .iter()
+            .filter(|l| {
+                l.contains(" ms on the GPU (CUDA), ") && l.contains(" ms on the CPU; first run ")
+            })
+            .count();
+        let equal = lines
+            .iter()
+            .filter(|l| l.ends_with(": the GPU's and the CPU's results are equal"))
+            .count();
+        let runs = if example == "gaussian" { 3 } else { 1 };
+        assert_eq!((timed, equal), (runs, runs), "{example}:\n{text}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn check_accepts_every_gpu_program_at_every_level() {
     // At level 0 nothing is specialized: a function that takes an accelerator keeps its
     // generic launch, which only the levels that outline kernels must resolve.
-    let examples = ["gaussian", "sobel", "blend", "harris"].map(|e| format!("examples/{e}.art"));
+    let examples = EXAMPLES.map(|e| format!("examples/{e}.art"));
     let programs = PROGRAMS.iter().map(|p| p.to_string()).chain(examples);
     for p in programs {
         for level in ["-O0", "-O1", "-O2", "-O3"] {
@@ -277,6 +342,15 @@ fn the_interpreter_runs_cuda_kernels() {
     }
 }
 
+/// What `tests/gpu/histogram.art` prints for a `w` x `h` image: each case counts every
+/// pixel, and no bin differs from the host's count or the CPU schedule's.
+fn histogram_expected(w: usize, h: usize) -> String {
+    let n = w * h;
+    format!(
+        "256 levels counted {n} differ 0 cpu differ 0\n7 levels, a view counted {n} differ 0 cpu differ 0\nno pixels counted 0 differ 0 cpu differ 0\n"
+    )
+}
+
 /// The GPU programs and what each prints on the GPU, computed here (the quick ones first).
 fn gpu_program_outputs() -> Vec<(&'static str, String)> {
     let sum = (0..1i32 << 20)
@@ -320,6 +394,8 @@ fn gpu_program_outputs() -> Vec<(&'static str, String)> {
             "harris clamp differ 0\nharris mirror, a view differ 0\nevery operator repeat differ 0\nthree inputs mirror101 differ 0\nunsharp of three planes differ 0\n"
                 .to_string(),
         ),
+        // Every pixel counted once, in the host's bins.
+        ("tests/gpu/histogram.art", histogram_expected(301, 77)),
         (
             "tests/gpu/stencil5x5.art",
             format!(
@@ -446,6 +522,15 @@ fn interp_cuda_stops(p: &str, what: &str) {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(101), "{err}");
     assert!(err.contains(what), "{err}");
+}
+
+/// The GPU schedule's histogram in the interpreter, which checks every access and
+/// reports a data race on shared memory: blocks count into shared bins with atomics.
+#[test]
+fn histograms_count_every_pixel_in_the_interpreter() {
+    let p = "tests/gpu/histogram.art";
+    let out = interp_cuda("off", &[p, "--", "40", "9"]);
+    assert_eq!(ok(&out, p), histogram_expected(40, 9));
 }
 
 /// Two threads of a block that touch the same shared memory between two barriers, one of
@@ -889,7 +974,10 @@ fn gpu_printf_and_half_precision_equal_the_cpu() {
 fn gpu_tiles_equal_the_cpu() {
     require_gpu();
     for (p, want) in gpu_program_outputs() {
-        if p.starts_with("tests/gpu/tiles") || p == "tests/gpu/graph.art" {
+        if p.starts_with("tests/gpu/tiles")
+            || p == "tests/gpu/graph.art"
+            || p == "tests/gpu/histogram.art"
+        {
             assert_eq!(run_on_gpu(p), want, "{p}");
         }
     }
@@ -1112,7 +1200,16 @@ fn image_examples_on_the_gpu_match_the_cpu() {
     // GPU's math functions round differently (bilateral's expf).
     let dir = std::env::temp_dir().join(format!("durin-gpu-examples-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("a temporary folder");
-    for example in ["sobel", "box", "unsharp", "bilateral", "harris", "blend"] {
+    for example in [
+        "sobel",
+        "box",
+        "unsharp",
+        "bilateral",
+        "bilateral_grid",
+        "harris",
+        "histeq",
+        "blend",
+    ] {
         let mut outs = Vec::new();
         for target in ["cuda", "cpu"] {
             let out = dir.join(format!("{example}-{target}.png"));

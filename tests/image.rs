@@ -314,6 +314,7 @@ struct Resample {
     unsharp: UnsharpFn,
     literal_masks: LiteralMasksFn,
     mask_symmetry: SymmetryFn,
+    bilateral_grid: LocalThenFn,
 }
 
 /// Compiles `resample.art` and calls `f` with its functions.
@@ -334,6 +335,7 @@ fn with_resample(f: impl FnOnce(&Resample)) {
                 unsharp: function(addr, "test_unsharp"),
                 literal_masks: function(addr, "test_literal_masks"),
                 mask_symmetry: function(addr, "test_mask_symmetry"),
+                bilateral_grid: function(addr, "test_bilateral_grid"),
             }
         })
     })
@@ -1340,6 +1342,121 @@ fn gaussian_f64(r: i64, sigma: f64) -> Vec<f64> {
         .collect();
     let total: f64 = e.iter().sum();
     e.into_iter().map(|v| v / total).collect()
+}
+
+/// The bilateral grid of `src` with cells of `s` x `s` pixels and `bins` intensity bins,
+/// from its definition (Halide's apps/bilateral_grid): the grid's sums and counts, blurred
+/// along the levels, across and down, in `f64`, each cell's pixels read clamped; each
+/// pixel the ratio of trilinear samples. A pixel's bin and level come from the same `f32`
+/// arithmetic as the operator's (v * bins + 1/2 and v * bins, truncated), so that a value
+/// on a bin's edge falls in the same bin.
+fn bilateral_grid_ref(src: &Plane, s: i64, bins: i64) -> Vec<(f64, f64)> {
+    let (w, h) = (src.w as i64, src.h as i64);
+    let unit = |v: f32| v.clamp(0.0, 1.0);
+    let rd = |x: i64, y: i64| {
+        unit(src.data[(y.clamp(0, h - 1) as usize) * src.pitch + x.clamp(0, w - 1) as usize])
+    };
+    let levels = bins as f32;
+    let taps = [1.0, 4.0, 6.0, 4.0, 1.0];
+    // Cells from -4 (the blur's reach around the cells the sampling reads) on.
+    let (cw, ch) = ((w - 1) / s + 10, (h - 1) / s + 10);
+    let nz = (bins + 1) as usize;
+    let mut hist = vec![(0.0f64, 0.0f64); (cw * ch) as usize * nz];
+    let cell = |cx: i64, cy: i64| ((cy + 4) * cw + cx + 4) as usize;
+    for cy in -4..ch - 4 {
+        for cx in -4..cw - 4 {
+            for ry in 0..s {
+                for rx in 0..s {
+                    let v = rd(cx * s + rx - s / 2, cy * s + ry - s / 2);
+                    let z = (v * levels + 0.5) as usize;
+                    let e = &mut hist[cell(cx, cy) * nz + z];
+                    e.0 += v as f64;
+                    e.1 += 1.0;
+                }
+            }
+        }
+    }
+    let blurz = |cx: i64, cy: i64, z: i64| {
+        let mut t = (0.0, 0.0);
+        for (i, k) in taps.iter().enumerate() {
+            let zz = z + i as i64 - 2;
+            if (0..=bins).contains(&zz) {
+                let e = hist[cell(cx, cy) * nz + zz as usize];
+                t.0 += k * e.0;
+                t.1 += k * e.1;
+            }
+        }
+        t
+    };
+    let blurred = |cx: i64, cy: i64, z: i64| {
+        let mut t = (0.0, 0.0);
+        for (j, kv) in taps.iter().enumerate() {
+            for (i, kh) in taps.iter().enumerate() {
+                let e = blurz(cx + i as i64 - 2, cy + j as i64 - 2, z);
+                t.0 += kv * kh * e.0;
+                t.1 += kv * kh * e.1;
+            }
+        }
+        t
+    };
+    let lerp = |a: f64, b: f64, t: f64| a * (1.0 - t) + b * t;
+    let mut out = Vec::new();
+    for y in 0..h {
+        for x in 0..w {
+            let zv = rd(x, y) * levels;
+            let z = zv as i64;
+            let zf = (zv - z as f32) as f64;
+            let (cx, cy) = (x / s, y / s);
+            let (xf, yf) = ((x % s) as f64 / s as f64, (y % s) as f64 / s as f64);
+            let sample = |c: usize| {
+                let at = |dz: i64, dx: i64, dy: i64| {
+                    let e = blurred(cx + dx, cy + dy, z + dz);
+                    if c == 0 {
+                        e.0
+                    } else {
+                        e.1
+                    }
+                };
+                let level = |dz: i64| {
+                    lerp(
+                        lerp(at(dz, 0, 0), at(dz, 1, 0), xf),
+                        lerp(at(dz, 0, 1), at(dz, 1, 1), xf),
+                        yf,
+                    )
+                };
+                lerp(level(0), level(1), zf)
+            };
+            out.push((sample(0) / sample(1), 9.0));
+        }
+    }
+    out
+}
+
+/// The bilateral grid on the CPU, 1 thread and all, with cells of 8 x 8 pixels and 10
+/// bins and with cells of 3 x 3 and 4 bins, against its `f64` definition, on images of
+/// values from -1 to 1 (clamped to [0, 1] by the operator) and of 1 x 1 to 70 x 50 pixels.
+#[test]
+fn the_bilateral_grid_matches_its_definition() {
+    with_resample(|ops| {
+        let case =
+            prop_oneof![size(), (30usize..70, 20usize..50)].prop_flat_map(|(w, h)| plane(w, h, 0));
+        runner()
+            .run(&case, |src| {
+                for (mode, s, bins) in [(Mode::Clamp, 8, 10), (Mode::Mirror, 3, 4)] {
+                    let want = bilateral_grid_ref(&src, s, bins);
+                    let one = run_stages(ops.bilateral_grid, &src, mode, 0);
+                    let all = run_stages(ops.bilateral_grid, &src, mode, 1);
+                    close(
+                        &one,
+                        &want,
+                        &format!("bilateral grid {s}x{s}, {bins} bins, {}x{}", src.w, src.h),
+                    )?;
+                    same_bits(&one, &all, "bilateral grid")?;
+                }
+                Ok(())
+            })
+            .unwrap();
+    });
 }
 
 /// Lazy images realized on the CPU (`test_harris`, `test_graph`), 1 thread and all, every

@@ -1,5 +1,5 @@
-"""Halide 21's Harris corners (apps/harris, on one channel) and unsharp masking
-(apps/unsharp, three planes), with the schedules Halide's apps/ generators publish, for
+"""Halide 21's Harris corners (apps/harris, on one channel), unsharp masking
+(apps/unsharp, three planes) and bilateral grid (apps/bilateral_grid), with the schedules Halide's apps/ generators publish, for
 `benches/apps/harris.art`'s and `benches/apps/unsharp.art`'s comparisons. The images are
 the benches': for Harris ((x * 7 + y * 13) % 256) / 256 + x % 3, for unsharp plane c
 ((x * (7 + c) + y * 13 + 31 c) % 256) * 0.0035 + 0.1; N x N, f32. Prints one line per
@@ -11,8 +11,10 @@ Harris has two variants of each schedule:
   pixels at offset (2, 2) (every read inside the input).
 Unsharp clamps its input itself (repeat_edge, as the app does).
 
-    python peers.py harris|unsharp N RUNS cpu THREADS      (threads through HL_NUM_THREADS)
-    python peers.py harris|unsharp N RUNS gpu TILE_X TILE_Y [CUDA_CAPABILITY]
+    python peers.py harris|unsharp|bilateral_grid N RUNS cpu THREADS   (threads: HL_NUM_THREADS)
+    python peers.py harris|unsharp|bilateral_grid N RUNS gpu TILE_X TILE_Y [CUDA_CAPABILITY]
+
+(bilateral_grid's GPU schedule has its own tiles: TILE_X and TILE_Y are not used.)
 """
 import math
 import sys
@@ -180,6 +182,72 @@ def unsharp(n, runs, mode, args):
     print(f"{label} {n} {threads} {ms:.4f} {checksum:.6g}", flush=True)
 
 
+def bilateral_grid(n, runs, mode, args):
+    """apps/bilateral_grid's algorithm (s_sigma 8, r_sigma 0.1) and schedules, on the
+    image ((x * 7 + y * 13) % 256) / 256."""
+    y_, x_ = np.mgrid[0:n, 0:n]
+    src = (((x_ * 7 + y_ * 13) % 256).astype(np.float32) * np.float32(0.00390625)).astype(np.float32)
+    inp = hl.Buffer(src)
+    s_sigma, r_sigma = 8, hl.f32(0.1)
+    x, y, z, c = hl.Var("x"), hl.Var("y"), hl.Var("z"), hl.Var("c")
+    clamped = hl.BoundaryConditions.repeat_edge(inp)
+    r = hl.RDom([(0, s_sigma), (0, s_sigma)])
+    val = hl.clamp(clamped[x * s_sigma + r.x - s_sigma // 2, y * s_sigma + r.y - s_sigma // 2], 0.0, 1.0)
+    zi = hl.i32(val * (1.0 / r_sigma) + 0.5)
+    histogram = hl.Func("histogram")
+    histogram[x, y, z, c] = hl.f32(0.0)
+    histogram[x, y, zi, c] += hl.mux(c, [val, hl.f32(1.0)])
+    blurz, blurx, blury = hl.Func("blurz"), hl.Func("blurx"), hl.Func("blury")
+    blurz[x, y, z, c] = (histogram[x, y, z - 2, c] + histogram[x, y, z - 1, c] * 4 + histogram[x, y, z, c] * 6
+                         + histogram[x, y, z + 1, c] * 4 + histogram[x, y, z + 2, c])
+    blurx[x, y, z, c] = (blurz[x - 2, y, z, c] + blurz[x - 1, y, z, c] * 4 + blurz[x, y, z, c] * 6
+                         + blurz[x + 1, y, z, c] * 4 + blurz[x + 2, y, z, c])
+    blury[x, y, z, c] = (blurx[x, y - 2, z, c] + blurx[x, y - 1, z, c] * 4 + blurx[x, y, z, c] * 6
+                         + blurx[x, y + 1, z, c] * 4 + blurx[x, y + 2, z, c])
+    val = hl.clamp(inp[x, y], 0.0, 1.0)
+    zv = val * (1.0 / r_sigma)
+    zi = hl.i32(zv)
+    zf = zv - zi
+    xf = hl.f32(x % s_sigma) / s_sigma
+    yf = hl.f32(y % s_sigma) / s_sigma
+    xi, yi = x / s_sigma, y / s_sigma
+    interpolated = hl.Func("interpolated")
+    interpolated[x, y, c] = hl.lerp(
+        hl.lerp(hl.lerp(blury[xi, yi, zi, c], blury[xi + 1, yi, zi, c], xf),
+                hl.lerp(blury[xi, yi + 1, zi, c], blury[xi + 1, yi + 1, zi, c], xf), yf),
+        hl.lerp(hl.lerp(blury[xi, yi, zi + 1, c], blury[xi + 1, yi, zi + 1, c], xf),
+                hl.lerp(blury[xi, yi + 1, zi + 1, c], blury[xi + 1, yi + 1, zi + 1, c], xf), yf), zf)
+    out = hl.Func("bilateral_grid")
+    out[x, y] = interpolated[x, y, 0] / interpolated[x, y, 1]
+    target = hl.get_host_target()
+    if mode == "gpu":
+        target, _tx, _ty = gpu_target(args)
+        xi_, yi_, zi_ = hl.Var("xi"), hl.Var("yi"), hl.Var("zi")
+        blurz.compute_root().reorder(c, z, x, y).gpu_tile(x, y, xi_, yi_, 8, 8)
+        histogram.reorder(c, z, x, y).compute_at(blurz, x).gpu_threads(x, y)
+        histogram.update().reorder(c, r.x, r.y, x, y).gpu_threads(x, y).unroll(c)
+        for f in (blurx, blury):
+            (f.compute_root().reorder(c, x, y, z).reorder_storage(c, x, y, z).vectorize(c)
+             .unroll(y, 2, hl.TailStrategy.RoundUp)
+             .gpu_tile(x, y, z, xi_, yi_, zi_, 32, 8, 1, hl.TailStrategy.RoundUp))
+        out.compute_root().gpu_tile(x, y, xi_, yi_, 32, 8)
+        interpolated.compute_at(out, xi_).vectorize(c)
+        label, threads = "halide-bilateral-grid-gpu", "gpu"
+    else:
+        blurz.compute_at(blurx, y).reorder(c, z, x, y).vectorize(x, 8).unroll(c)
+        histogram.compute_at(blurz, y)
+        histogram.update().reorder(c, r.x, r.y, x, y).unroll(c)
+        blurx.compute_root().reorder(c, x, z, y).parallel(y).vectorize(x, 8).unroll(c)
+        (blury.compute_at(out, y).store_in(hl.MemoryType.Stack).reorder(c, x, y, z)
+         .reorder_storage(c, z, x, y).vectorize(x, 8).unroll(c))
+        out.compute_root().parallel(y, 8).vectorize(x, 8)
+        label, threads = "halide-bilateral-grid-cpu", args[0]
+    result = hl.Buffer(hl.Float(32), [n, n])
+    out.compile_jit(target)
+    ms, checksum = timed(out, result, mode, runs)
+    print(f"{label} {n} {threads} {ms:.4f} {checksum:.6g}", flush=True)
+
+
 if __name__ == "__main__":
-    app = {"harris": run, "unsharp": unsharp}[sys.argv[1]]
+    app = {"harris": run, "unsharp": unsharp, "bilateral_grid": bilateral_grid}[sys.argv[1]]
     app(int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5:])
