@@ -121,6 +121,9 @@ const PROGRAMS: &[&str] = &[
     "tests/gpu/tiles_local.art",
     "tests/gpu/tiles_staged.art",
     "tests/gpu/two_devices.art",
+    "tests/gpu/histogram.art",
+    "tests/gpu/alloc_reuse.art",
+    "tests/gpu/graph.art",
     "benches/gpu/copy.art",
     "benches/gpu/launch.art",
     "benches/gpu/staging.art",
@@ -425,6 +428,9 @@ fn gpu_program_outputs() -> Vec<(&'static str, String)> {
                 .to_string(),
         ),
         ("tests/gpu/portable_saxpy.art", portable_saxpy_expected()),
+        // Memory freed and allocated again (from the device's memory pool) holds what each
+        // round wrote.
+        ("tests/gpu/alloc_reuse.art", "200 of 200\n".to_string()),
         // Each device's half of the result is right (each half adds its device's number).
         ("tests/gpu/two_devices.art", two_devices_expected()),
     ]
@@ -748,6 +754,13 @@ fn run_on_gpu(p: &str) -> String {
         "{p}: LLVM and Cranelift host code disagree"
     );
     llvm
+}
+
+#[test]
+#[ignore = "runs kernels on an NVIDIA GPU"]
+fn gpu_memory_given_back_is_taken_again_intact() {
+    require_gpu();
+    assert_eq!(run_on_gpu("tests/gpu/alloc_reuse.art"), "200 of 200\n");
 }
 
 #[test]

@@ -48,6 +48,13 @@ struct Device {
     /// The last kernel launched on the device and its place (zero-terminated strings that
     /// live as long as the program), for errors found later.
     last: Option<(usize, usize)>,
+    /// The device's memory pool, where it has one: device memory is taken from it and
+    /// given back to it in the order of the default stream, and what is given back stays
+    /// in the pool for the next allocation (no new mapping of pages, no wait for the
+    /// device), until an allocation finds the device full.
+    pool: Option<sys::CUmemoryPool>,
+    /// The allocations taken from `pool`.
+    pooled: HashSet<usize>,
 }
 
 #[derive(Default)]
@@ -141,6 +148,28 @@ impl State {
                 use sys::CUdevice_attribute::*;
                 let major = attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?;
                 let minor = attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?;
+                check(sys::cuCtxSetCurrent(ctx), "cannot use the CUDA context")?;
+                let pool = if attr(CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED)? == 1 {
+                    let mut pool = std::ptr::null_mut();
+                    check(
+                        sys::cuDeviceGetDefaultMemPool(&mut pool, dev),
+                        "cannot find the device's memory pool",
+                    )?;
+                    // Memory given back stays in the pool (the default gives it back to
+                    // the system at each synchronization).
+                    let mut keep = u64::MAX;
+                    check(
+                        sys::cuMemPoolSetAttribute(
+                            pool,
+                            sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+                            (&mut keep as *mut u64).cast(),
+                        ),
+                        "cannot set the device's memory pool",
+                    )?;
+                    Some(pool)
+                } else {
+                    None
+                };
                 self.devices.insert(
                     n,
                     Device {
@@ -149,6 +178,8 @@ impl State {
                         modules: HashMap::new(),
                         functions: HashMap::new(),
                         last: None,
+                        pool,
+                        pooled: HashSet::new(),
                     },
                 );
             }
@@ -279,16 +310,31 @@ pub fn device_pointer(n: i32, p: *mut u8) -> *mut u8 {
     })
 }
 
-/// Device memory of `size` bytes on CUDA device `n`.
+/// Device memory of `size` bytes on CUDA device `n`: from the device's memory pool where
+/// it has one (when the device is full, after waiting for it and giving the pool's unused
+/// memory back), else from `cuMemAlloc`.
 pub fn alloc_device(n: i32, size: usize) -> *mut u8 {
     with_state(|s| {
-        s.device(n)?;
+        let d = s.device(n)?;
+        let what = format!("cannot allocate {size} bytes on CUDA device {n}");
         let mut p: sys::CUdeviceptr = 0;
-        // SAFETY: a valid out-pointer, a current context.
-        check(
-            unsafe { sys::cuMemAlloc_v2(&mut p, size.max(1)) },
-            &format!("cannot allocate {size} bytes on CUDA device {n}"),
-        )?;
+        let Some(pool) = d.pool else {
+            // SAFETY: a valid out-pointer, a current context.
+            check(unsafe { sys::cuMemAlloc_v2(&mut p, size.max(1)) }, &what)?;
+            return Ok(p as usize as *mut u8);
+        };
+        // SAFETY: a valid out-pointer, a current context, the default stream (null).
+        let mut rc = unsafe { sys::cuMemAllocAsync(&mut p, size.max(1), std::ptr::null_mut()) };
+        if rc == sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY {
+            // SAFETY: plain driver calls with a current context; the pool is the device's.
+            unsafe {
+                check(sys::cuCtxSynchronize(), "a GPU kernel failed")?;
+                check(sys::cuMemPoolTrimTo(pool, 0), "cannot trim the device's memory pool")?;
+                rc = sys::cuMemAllocAsync(&mut p, size.max(1), std::ptr::null_mut());
+            }
+        }
+        check(rc, &what)?;
+        d.pooled.insert(p as usize);
         Ok(p as usize as *mut u8)
     })
 }
@@ -328,12 +374,19 @@ pub fn release_device(n: i32, p: *mut u8) {
         return;
     }
     with_state(|s| {
-        s.device(n)?;
-        // SAFETY: `p` came from `cuMemAlloc` or `cuMemAllocManaged`.
-        check(
-            unsafe { sys::cuMemFree_v2(p as usize as sys::CUdeviceptr) },
-            "cannot free device memory",
-        )
+        let d = s.device(n)?;
+        let at = p as usize as sys::CUdeviceptr;
+        if d.pooled.remove(&(p as usize)) {
+            // SAFETY: `p` came from `cuMemAllocAsync`; it goes back to the pool after what
+            // the default stream runs before (the kernels that use it).
+            check(
+                unsafe { sys::cuMemFreeAsync(at, std::ptr::null_mut()) },
+                "cannot free device memory",
+            )
+        } else {
+            // SAFETY: `p` came from `cuMemAlloc` or `cuMemAllocManaged`.
+            check(unsafe { sys::cuMemFree_v2(at) }, "cannot free device memory")
+        }
     })
 }
 
