@@ -111,6 +111,14 @@ struct ModuleLowering<'a, 'ctx> {
     places: Option<&'a SourceMap>,
 }
 
+/// The runtime's allocation functions: each returns memory no other pointer points into.
+const ALLOC_FNS: [&str; 4] = [
+    "anydsl_alloc",
+    "anydsl_alloc_host",
+    "anydsl_alloc_unified",
+    "durin_alloc_cpu_blocks",
+];
+
 /// LLVM's `memory(none)` (the attribute's value has two bits per kind of memory, all zero).
 const NO_MEMORY: u64 = 0;
 
@@ -214,6 +222,18 @@ impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {
                             // LLVM copies no call of it: it unrolled every timing loop around
                             // a launch (vcycle's 103, seven times each) for no run time.
                             mark(self.ctx, f, &[("noduplicate", 0)]);
+                        }
+                        if ALLOC_FNS.contains(&name)
+                            && fty.get_return_type().is_some_and(|t| t.is_pointer_type())
+                        {
+                            // Fresh memory, as `malloc`'s: no other pointer of the caller
+                            // points into it, so LLVM knows that an image read at indices
+                            // it cannot bound (a gather) is not the one a loop writes.
+                            let noalias = Attribute::get_named_enum_kind_id("noalias");
+                            f.add_attribute(
+                                AttributeLoc::Return,
+                                self.ctx.create_enum_attribute(noalias, 0),
+                            );
                         }
                         f
                     }
