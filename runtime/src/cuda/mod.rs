@@ -329,7 +329,10 @@ pub fn alloc_device(n: i32, size: usize) -> *mut u8 {
             // SAFETY: plain driver calls with a current context; the pool is the device's.
             unsafe {
                 check(sys::cuCtxSynchronize(), "a GPU kernel failed")?;
-                check(sys::cuMemPoolTrimTo(pool, 0), "cannot trim the device's memory pool")?;
+                check(
+                    sys::cuMemPoolTrimTo(pool, 0),
+                    "cannot trim the device's memory pool",
+                )?;
                 rc = sys::cuMemAllocAsync(&mut p, size.max(1), std::ptr::null_mut());
             }
         }
@@ -385,7 +388,10 @@ pub fn release_device(n: i32, p: *mut u8) {
             )
         } else {
             // SAFETY: `p` came from `cuMemAlloc` or `cuMemAllocManaged`.
-            check(unsafe { sys::cuMemFree_v2(at) }, "cannot free device memory")
+            check(
+                unsafe { sys::cuMemFree_v2(at) },
+                "cannot free device memory",
+            )
         }
     })
 }
