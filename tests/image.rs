@@ -315,6 +315,7 @@ struct Resample {
     literal_masks: LiteralMasksFn,
     mask_symmetry: SymmetryFn,
     bilateral_grid: LocalThenFn,
+    local_laplacian: LocalThenFn,
 }
 
 /// Compiles `resample.art` and calls `f` with its functions.
@@ -336,6 +337,7 @@ fn with_resample(f: impl FnOnce(&Resample)) {
                 literal_masks: function(addr, "test_literal_masks"),
                 mask_symmetry: function(addr, "test_mask_symmetry"),
                 bilateral_grid: function(addr, "test_bilateral_grid"),
+                local_laplacian: function(addr, "test_local_laplacian"),
             }
         })
     })
@@ -1452,6 +1454,184 @@ fn the_bilateral_grid_matches_its_definition() {
                         &format!("bilateral grid {s}x{s}, {bins} bins, {}x{}", src.w, src.h),
                     )?;
                     same_bits(&one, &all, "bilateral grid")?;
+                }
+                Ok(())
+            })
+            .unwrap();
+    });
+}
+
+/// A level of a pyramid in `f64`: `w` x `h` values, read beyond the sides at the edge.
+#[derive(Clone)]
+struct Level {
+    w: i64,
+    h: i64,
+    v: Vec<f64>,
+}
+
+impl Level {
+    fn at(&self, x: i64, y: i64) -> f64 {
+        self.v[(y.clamp(0, self.h - 1) * self.w + x.clamp(0, self.w - 1)) as usize]
+    }
+
+    fn from_fn(w: i64, h: i64, f: impl Fn(i64, i64) -> f64) -> Level {
+        let v = (0..h)
+            .flat_map(|y| (0..w).map(move |x| (x, y)))
+            .map(|(x, y)| f(x, y))
+            .collect();
+        Level { w, h, v }
+    }
+
+    /// One level down: the [1 3 3 1] / 8 filter around (2x, 2y), (w + 1) / 2 x (h + 1) / 2.
+    fn down(&self) -> Level {
+        let t = [1.0, 3.0, 3.0, 1.0];
+        Level::from_fn((self.w + 1) / 2, (self.h + 1) / 2, |x, y| {
+            let mut s = 0.0;
+            for (j, wy) in t.iter().enumerate() {
+                for (i, wx) in t.iter().enumerate() {
+                    s += wx * wy * self.at(2 * x + i as i64 - 1, 2 * y + j as i64 - 1);
+                }
+            }
+            s / 64.0
+        })
+    }
+
+    /// One level up to `w` x `h`: linear interpolation, 3/4 of pixel x / 2 and 1/4 of its
+    /// neighbour on the side of x, per axis.
+    fn up(&self, w: i64, h: i64) -> Level {
+        let side = |x: i64| x / 2 + if x % 2 == 1 { 1 } else { -1 };
+        Level::from_fn(w, h, |x, y| {
+            let row = |r: i64| 0.25 * self.at(side(x), r) + 0.75 * self.at(x / 2, r);
+            0.25 * row(side(y)) + 0.75 * row(y / 2)
+        })
+    }
+}
+
+/// The local Laplacian filter of `src` from its definition (Halide's
+/// apps/local_laplacian on one channel, every level read at its edge beyond its sides), in
+/// `f64`: the remapped copies' Gaussian and Laplacian pyramids, the input's Gaussian
+/// pyramid, the result's Laplacian pyramid interpolated between the two copies around the
+/// input's intensity, collapsed, clamped to [0, 1]. A pixel's place in the remapping table
+/// comes from the same `f32` arithmetic as the operator's (the table is a step function of
+/// it).
+fn local_laplacian_ref(
+    src: &Plane,
+    pyramid: usize,
+    levels: i64,
+    alpha: f64,
+    beta: f64,
+) -> Vec<(f64, f64)> {
+    let (w, h) = (src.w as i64, src.h as i64);
+    let km1 = (levels - 1) as f64;
+    let span = (levels - 1) * 256;
+    let remap = |i: i64| {
+        let f = i as f64 / 256.0;
+        alpha / km1 * f * (-f * f / 2.0).exp()
+    };
+    let g0 = Level::from_fn(w, h, |x, y| src.get(x as usize, y as usize) as f64);
+    let index = |g: f64| {
+        let f = (g as f32) * ((levels - 1) as f32) * 256.0;
+        if f >= span as f32 {
+            span
+        } else if f > 0.0 {
+            f as i64
+        } else {
+            0
+        }
+    };
+    let copies: Vec<Vec<Level>> = (0..levels)
+        .map(|k| {
+            let lv = k as f64 / km1;
+            let c0 = Level::from_fn(w, h, |x, y| {
+                let g = g0.at(x, y);
+                beta * (g - lv) + lv + remap(index(g) - 256 * k)
+            });
+            let mut p = vec![c0];
+            for _ in 1..pyramid {
+                let next = p.last().expect("a level").down();
+                p.push(next);
+            }
+            p
+        })
+        .collect();
+    let mut input = vec![g0];
+    for _ in 1..pyramid {
+        let next = input.last().expect("a level").down();
+        input.push(next);
+    }
+    let mut out: Option<Level> = None;
+    for j in (0..pyramid).rev() {
+        let (wj, hj) = (input[j].w, input[j].h);
+        let lap = |k: usize| {
+            let c = &copies[k];
+            if j + 1 < pyramid {
+                let u = c[j + 1].up(wj, hj);
+                Level::from_fn(wj, hj, |x, y| c[j].at(x, y) - u.at(x, y))
+            } else {
+                c[j].clone()
+            }
+        };
+        let laps: Vec<Level> = (0..levels as usize).map(lap).collect();
+        let above = out.as_ref().map(|o| o.up(wj, hj));
+        out = Some(Level::from_fn(wj, hj, |x, y| {
+            let lvl = input[j].at(x, y) * km1;
+            let li = if lvl >= km1 - 1.0 {
+                levels - 2
+            } else if lvl > 0.0 {
+                lvl as i64
+            } else {
+                0
+            };
+            let lf = lvl - li as f64;
+            let (a, b) = (laps[li as usize].at(x, y), laps[li as usize + 1].at(x, y));
+            (1.0 - lf) * a + lf * b + above.as_ref().map_or(0.0, |u| u.at(x, y))
+        }));
+    }
+    let o = out.expect("level 0");
+    o.v.iter().map(|&v| (v.clamp(0.0, 1.0), v.abs())).collect()
+}
+
+/// The local Laplacian filter on the CPU, 1 thread and all, against its definition in
+/// `f64`, for four settings (`test_local_laplacian`'s modes), among them alpha 0 and beta 1,
+/// which must give the image back (clamped to [0, 1]).
+#[test]
+fn the_local_laplacian_filter_matches_its_definition() {
+    with_resample(|ops| {
+        let case =
+            prop_oneof![size(), (30usize..90, 20usize..60)].prop_flat_map(|(w, h)| plane(w, h, 0));
+        runner()
+            .run(&case, |src| {
+                let settings = [(8, 8, 1.0, 1.0), (3, 2, -0.5, 0.6), (1, 4, 2.0, 1.25), (8, 8, 0.0, 1.0)];
+                for (mode, &(pyramid, levels, alpha, beta)) in settings.iter().enumerate() {
+                    let run = |sched: i32| {
+                        let mut s = src.clone();
+                        let mut d = vec![f32::NAN; src.w * src.h];
+                        // SAFETY: both buffers hold w x h elements (`src` is packed).
+                        unsafe {
+                            (ops.local_laplacian)(
+                                s.data.as_mut_ptr(),
+                                d.as_mut_ptr(),
+                                src.w as i32,
+                                src.h as i32,
+                                mode as i32,
+                                0.0,
+                                sched,
+                            )
+                        };
+                        d
+                    };
+                    let (one, all) = (run(0), run(1));
+                    let what = format!(
+                        "local Laplacian, {pyramid} levels, {levels} intensities, alpha {alpha}, beta {beta}, {}x{}",
+                        src.w, src.h
+                    );
+                    close(&one, &local_laplacian_ref(&src, pyramid, levels, alpha, beta), &what)?;
+                    same_bits(&one, &all, &what)?;
+                    if alpha == 0.0 {
+                        let unit: Vec<(f64, f64)> =
+                            src.data.iter().map(|&v| ((v as f64).clamp(0.0, 1.0), 1.0)).collect();
+                        close(&one, &unit, &what)?;
+                    }
                 }
                 Ok(())
             })
