@@ -122,6 +122,7 @@ const PROGRAMS: &[&str] = &[
     "tests/gpu/tiles_staged.art",
     "tests/gpu/two_devices.art",
     "tests/gpu/histogram.art",
+    "tests/gpu/local_laplacian.art",
     "tests/gpu/alloc_reuse.art",
     "tests/gpu/graph.art",
     "benches/gpu/copy.art",
@@ -211,13 +212,14 @@ fn every_kernel_compiles_with_nvrtc_for_sm_90() {
 }
 
 /// The examples of `examples/`.
-const EXAMPLES: [&str; 9] = [
+const EXAMPLES: [&str; 10] = [
     "gaussian",
     "sobel",
     "box",
     "unsharp",
     "bilateral",
     "bilateral_grid",
+    "local_laplacian",
     "harris",
     "histeq",
     "blend",
@@ -399,6 +401,8 @@ fn gpu_program_outputs() -> Vec<(&'static str, String)> {
         ),
         // Every pixel counted once, in the host's bins.
         ("tests/gpu/histogram.art", histogram_expected(301, 77)),
+        // The same arithmetic in the same order on every level: the CPU's bits.
+        ("tests/gpu/local_laplacian.art", LOCAL_LAPLACIAN_EXPECTED.to_string()),
         (
             "tests/gpu/stencil5x5.art",
             format!(
@@ -537,6 +541,20 @@ fn histograms_count_every_pixel_in_the_interpreter() {
     let p = "tests/gpu/histogram.art";
     let out = interp_cuda("off", &[p, "--", "40", "9"]);
     assert_eq!(ok(&out, p), histogram_expected(40, 9));
+}
+
+/// What `tests/gpu/local_laplacian.art` prints: no pixel differs from the CPU's.
+const LOCAL_LAPLACIAN_EXPECTED: &str = "8 levels, 8 intensities differ 0\n\
+    3 levels, 2 intensities, a view differ 0\n5 levels, one row differ 0\n";
+
+/// The local Laplacian filter's GPU schedule in the interpreter, which checks every
+/// access of its kernels (one per level down and up, levels of one pixel among them)
+/// against the CPU schedule's bits.
+#[test]
+fn the_local_laplacian_filter_on_the_gpu_equals_the_cpu_in_the_interpreter() {
+    let p = "tests/gpu/local_laplacian.art";
+    let out = interp_cuda("off", &[p, "--", "37", "21"]);
+    assert_eq!(ok(&out, p), LOCAL_LAPLACIAN_EXPECTED);
 }
 
 /// Two threads of a block that touch the same shared memory between two barriers, one of
@@ -990,6 +1008,7 @@ fn gpu_tiles_equal_the_cpu() {
         if p.starts_with("tests/gpu/tiles")
             || p == "tests/gpu/graph.art"
             || p == "tests/gpu/histogram.art"
+            || p == "tests/gpu/local_laplacian.art"
         {
             assert_eq!(run_on_gpu(p), want, "{p}");
         }
