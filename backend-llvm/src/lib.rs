@@ -9,6 +9,7 @@ pub mod header;
 pub mod hints;
 pub mod lower;
 mod parallel;
+mod parallel_loops;
 mod targets;
 pub mod types;
 

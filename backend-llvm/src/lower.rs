@@ -322,6 +322,7 @@ impl<'a, 'ctx> ModuleLowering<'a, 'ctx> {
             local: FxHashMap::default(),
             back_edges: rustc_hash::FxHashSet::default(),
             vectorize: FxHashMap::default(),
+            parallel: Vec::new(),
         };
         for &k in cfg.reverse_post_order() {
             for s in cfg.succs(k) {
@@ -474,6 +475,9 @@ struct FunctionLowering<'m, 'a, 'ctx> {
     back_edges: rustc_hash::FxHashSet<(Def, Def)>,
     /// Loop headers that call `durin_vectorize_hint(width)`, with the width.
     vectorize: FxHashMap<Def, u32>,
+    /// The back edges (source block, header) of those loops, whose memory accesses are
+    /// marked parallel once the function is lowered ([`crate::parallel_loops`]).
+    parallel: Vec<(BasicBlock<'ctx>, BasicBlock<'ctx>)>,
 }
 
 type R<T> = Result<T, Diagnostic>;
@@ -570,7 +574,16 @@ impl<'m, 'a, 'ctx> FunctionLowering<'m, 'a, 'ctx> {
             self.jump(callee, &args, &vals)
                 .map_err(|e| e.at(w.loc(k)))?;
         }
+        let kind = ctx.get_kind_id("llvm.access.group");
+        crate::parallel_loops::mark_accesses(self.func, &self.parallel, self.access_group(), kind);
         Ok(())
+    }
+
+    /// The access group of the memory accesses of loops marked for vectorization: an
+    /// empty node, one for all such loops (a loop's accesses are parallel for it whatever
+    /// other loop they are in).
+    fn access_group(&self) -> inkwell::values::MetadataValue<'ctx> {
+        self.m.ctx.metadata_node(&[])
     }
 
     /// The value of `d`: computed before (it is placed in a dominating block), a phi or
@@ -1427,14 +1440,19 @@ impl<'m, 'a, 'ctx> FunctionLowering<'m, 'a, 'ctx> {
     }
 
     /// Attaches the vectorization hint of loop header `target` to `br` if `br` is one of
-    /// the loop's back edges: `!llvm.loop !{self, vectorize.enable, vectorize.width}`.
-    fn hint_loop(&self, br: inkwell::values::InstructionValue<'ctx>, target: Def) {
+    /// the loop's back edges: `!llvm.loop !{self, vectorize.enable, vectorize.width,
+    /// parallel_accesses}` (the loop's iterations do not depend on each other).
+    fn hint_loop(&mut self, br: inkwell::values::InstructionValue<'ctx>, target: Def) {
         let Some(&width) = self.vectorize.get(&target) else {
             return;
         };
         if !self.back_edges.contains(&(self.current, target)) {
             return;
         }
+        if let (Some(latch), Some(&header)) = (br.get_parent(), self.blocks.get(&target)) {
+            self.parallel.push((latch, header));
+        }
+        let group = self.access_group();
         use inkwell::llvm_sys::{core, debuginfo, prelude::LLVMMetadataRef};
         use inkwell::values::AsValueRef;
         let ctx = self.m.ctx.raw();
@@ -1458,9 +1476,13 @@ impl<'m, 'a, 'ctx> FunctionLowering<'m, 'a, 'ctx> {
                 "llvm.loop.vectorize.width",
                 core::LLVMValueAsMetadata(w32.as_value_ref()),
             );
+            let parallel = pair(
+                "llvm.loop.parallel_accesses",
+                core::LLVMValueAsMetadata(group.as_value_ref()),
+            );
             let tmp = debuginfo::LLVMTemporaryMDNode(ctx, std::ptr::null_mut(), 0);
-            let mut ops = [tmp, enable, width];
-            let node = core::LLVMMDNodeInContext2(ctx, ops.as_mut_ptr(), 3);
+            let mut ops = [tmp, enable, width, parallel];
+            let node = core::LLVMMDNodeInContext2(ctx, ops.as_mut_ptr(), 4);
             debuginfo::LLVMMetadataReplaceAllUsesWith(tmp, node);
             let kind = self.m.ctx.get_kind_id("llvm.loop");
             core::LLVMSetMetadata(
