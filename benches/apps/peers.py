@@ -1,5 +1,6 @@
 """Halide 21's Harris corners (apps/harris, on one channel), unsharp masking
-(apps/unsharp, three planes) and bilateral grid (apps/bilateral_grid), with the schedules Halide's apps/ generators publish, for
+(apps/unsharp, three planes), bilateral grid (apps/bilateral_grid) and local Laplacian
+filter (apps/local_laplacian, on one channel), with the schedules Halide's apps/ generators publish, for
 `benches/apps/harris.art`'s and `benches/apps/unsharp.art`'s comparisons. The images are
 the benches': for Harris ((x * 7 + y * 13) % 256) / 256 + x % 3, for unsharp plane c
 ((x * (7 + c) + y * 13 + 31 c) % 256) * 0.0035 + 0.1; N x N, f32. Prints one line per
@@ -13,6 +14,8 @@ Unsharp clamps its input itself (repeat_edge, as the app does).
 
     python peers.py harris|unsharp|bilateral_grid N RUNS cpu THREADS   (threads: HL_NUM_THREADS)
     python peers.py harris|unsharp|bilateral_grid N RUNS gpu TILE_X TILE_Y [CUDA_CAPABILITY]
+    python peers.py local_laplacian W H RUNS cpu THREADS
+    python peers.py local_laplacian W H RUNS gpu 0 0 [CUDA_CAPABILITY]
 
 (bilateral_grid's GPU schedule has its own tiles: TILE_X and TILE_Y are not used.)
 """
@@ -248,6 +251,101 @@ def bilateral_grid(n, runs, mode, args):
     print(f"{label} {n} {threads} {ms:.4f} {checksum:.6g}", flush=True)
 
 
+def local_laplacian(w, h, runs, mode, args):
+    """apps/local_laplacian's algorithm (8 pyramid levels, 8 intensities, alpha 1 / 7,
+    beta 1, as its process runs it) on one channel: the input is the gray image, the
+    output the collapsed pyramid clamped to [0, 1]; with the GPU and CPU schedules of
+    Halide 21's generator. The image is ((x * 7 + y * 13) % 256) / 256, W x H."""
+    y_, x_ = np.mgrid[0:h, 0:w]
+    src = (((x_ * 7 + y_ * 13) % 256).astype(np.float32) * np.float32(0.00390625)).astype(np.float32)
+    inp = hl.Buffer(src)
+    J, levels, alpha, beta = 8, 8, hl.f32(1.0 / 7), hl.f32(1.0)
+    x, y, k = hl.Var("x"), hl.Var("y"), hl.Var("k")
+
+    def downsample(f):
+        dx, dy = hl.Func("downx"), hl.Func("downy")
+        dy[x, y, hl._] = (f[x, 2 * y - 1, hl._] + 3.0 * (f[x, 2 * y, hl._] + f[x, 2 * y + 1, hl._])
+                          + f[x, 2 * y + 2, hl._]) / 8.0
+        dx[x, y, hl._] = (dy[2 * x - 1, y, hl._] + 3.0 * (dy[2 * x, y, hl._] + dy[2 * x + 1, y, hl._])
+                          + dy[2 * x + 2, y, hl._]) / 8.0
+        return dx
+
+    def upsample(f):
+        ux, uy = hl.Func("upx"), hl.Func("upy")
+        ux[x, y, hl._] = hl.lerp(f[(x + 1) // 2, y, hl._], f[(x - 1) // 2, y, hl._], ((x % 2) * 2 + 1) / 4.0)
+        uy[x, y, hl._] = hl.lerp(ux[x, (y + 1) // 2, hl._], ux[x, (y - 1) // 2, hl._], ((y % 2) * 2 + 1) / 4.0)
+        return uy
+
+    remap = hl.Func("remap")
+    fx = hl.f32(x) / 256.0
+    remap[x] = alpha * fx * hl.exp(-fx * fx / 2.0)
+    gray = hl.Func("gray")
+    gray[x, y] = hl.BoundaryConditions.repeat_edge(inp)[x, y]
+    g_pyr = [hl.Func(f"gPyramid{j}") for j in range(J)]
+    level = k * hl.f32(1.0 / (levels - 1))
+    idx = hl.clamp(hl.i32(gray[x, y] * float(levels - 1) * 256.0), 0, (levels - 1) * 256)
+    g_pyr[0][x, y, k] = beta * (gray[x, y] - level) + level + remap[idx - 256 * k]
+    for j in range(1, J):
+        g_pyr[j][x, y, k] = downsample(g_pyr[j - 1])[x, y, k]
+    l_pyr = [hl.Func(f"lPyramid{j}") for j in range(J)]
+    l_pyr[J - 1][x, y, k] = g_pyr[J - 1][x, y, k]
+    for j in range(J - 2, -1, -1):
+        l_pyr[j][x, y, k] = g_pyr[j][x, y, k] - upsample(g_pyr[j + 1])[x, y, k]
+    in_g = [hl.Func(f"inGPyramid{j}") for j in range(J)]
+    in_g[0][x, y] = gray[x, y]
+    for j in range(1, J):
+        in_g[j][x, y] = downsample(in_g[j - 1])[x, y]
+    out_l = [hl.Func(f"outLPyramid{j}") for j in range(J)]
+    for j in range(J):
+        lv = in_g[j][x, y] * float(levels - 1)
+        li = hl.clamp(hl.i32(lv), 0, levels - 2)
+        lf = lv - hl.f32(li)
+        out_l[j][x, y] = (1.0 - lf) * l_pyr[j][x, y, li] + lf * l_pyr[j][x, y, li + 1]
+    out_g = [hl.Func(f"outGPyramid{j}") for j in range(J)]
+    out_g[J - 1][x, y] = out_l[J - 1][x, y]
+    for j in range(J - 2, -1, -1):
+        out_g[j][x, y] = upsample(out_g[j + 1])[x, y] + out_l[j][x, y]
+    out = hl.Func("output")
+    out[x, y] = hl.clamp(out_g[0][x, y], 0.0, 1.0)
+    target = hl.get_host_target()
+    xi, yi, yo = hl.Var("xi"), hl.Var("yi"), hl.Var("yo")
+    remap.compute_root()
+    if mode == "gpu":
+        target, _tx, _ty = gpu_target(args)
+        out.compute_root().never_partition_all().gpu_tile(x, y, xi, yi, 16, 8)
+        for j in range(J):
+            bw, bh = (16, 8) if j <= 3 else (2, 2)
+            if j > 0:
+                in_g[j].compute_root().never_partition_all().gpu_tile(x, y, xi, yi, bw, bh)
+                g_pyr[j].compute_root().reorder(k, x, y).never_partition_all().gpu_tile(x, y, xi, yi, bw, bh)
+            out_g[j].compute_root().never_partition_all().gpu_tile(x, y, xi, yi, bw, bh)
+        label, threads = "halide-local-laplacian-gpu", "gpu"
+    else:
+        out.split(y, yo, y, 64).parallel(yo).vectorize(x, 8)
+        gray.compute_root().never_partition([y]).parallel(y, 32).vectorize(x, 8)
+        for j in range(1, 5):
+            in_g[j].compute_root().parallel(y, 32).vectorize(x, 8)
+            g_pyr[j].compute_root().reorder_storage(x, k, y).reorder(k, y).parallel(y, 8).vectorize(x, 8)
+            (out_g[j].store_at(out, yo).compute_at(out, y).fold_storage(y, 4)
+             .vectorize(x, 8, hl.TailStrategy.RoundUp))
+            if j > 1:
+                in_g[j].never_partition_all()
+                g_pyr[j].never_partition_all()
+        out_g[0].compute_at(out, y).hoist_storage(out, yo).vectorize(x, 8, hl.TailStrategy.RoundUp)
+        for j in range(5, J):
+            in_g[j].compute_root()
+            g_pyr[j].compute_root().parallel(k)
+            out_g[j].compute_root()
+        label, threads = "halide-local-laplacian-cpu", args[0]
+    result = hl.Buffer(hl.Float(32), [w, h])
+    out.compile_jit(target)
+    ms, checksum = timed(out, result, mode, runs)
+    print(f"{label} {w}x{h} {threads} {ms:.4f} {checksum:.6g}", flush=True)
+
+
 if __name__ == "__main__":
-    app = {"harris": run, "unsharp": unsharp, "bilateral_grid": bilateral_grid}[sys.argv[1]]
-    app(int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5:])
+    if sys.argv[1] == "local_laplacian":
+        local_laplacian(int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5], sys.argv[6:])
+    else:
+        app = {"harris": run, "unsharp": unsharp, "bilateral_grid": bilateral_grid}[sys.argv[1]]
+        app(int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5:])
