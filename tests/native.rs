@@ -358,6 +358,24 @@ fn vectorize_hints_reach_llvms_loop_vectorizer() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// The optimized LLVM IR of the program at `src` for an AVX-512 machine, built in `dir`.
+fn avx512_ir(dir: &Path, src: &Path) -> String {
+    let out = dir.join("out.ll");
+    let args = [
+        "build",
+        "-O2",
+        "--cpu",
+        "x86-64-v4",
+        "--emit",
+        "llvm-ir",
+        "-o",
+        &s(&out),
+        &s(src),
+    ];
+    ok(&durin(&args), "durin build --emit llvm-ir");
+    std::fs::read_to_string(&out).expect("the IR file")
+}
+
 /// The runtime's allocation functions return memory no other pointer points into (LLVM's
 /// `noalias` on their result, as `malloc`'s): a table lookup over three fresh allocations,
 /// whose loads no run-time check could show to miss the stores, is vectorized with gathers
@@ -367,22 +385,7 @@ fn vectorize_hints_reach_llvms_loop_vectorizer() {
 fn loops_over_fresh_allocations_vectorize_with_gathers() {
     let dir = tempdir("gather");
     let src = root().join("tests/native/gather_alloc.art");
-    let out = dir.join("out.ll");
-    ok(
-        &durin(&[
-            "build",
-            "-O2",
-            "--cpu",
-            "x86-64-v4",
-            "--emit",
-            "llvm-ir",
-            "-o",
-            &s(&out),
-            &s(&src),
-        ]),
-        "durin build --emit llvm-ir",
-    );
-    let ir = std::fs::read_to_string(&out).expect("the IR file");
+    let ir = avx512_ir(&dir, &src);
     assert!(ir.contains("declare noalias ptr @anydsl_alloc("), "{ir}");
     assert!(ir.contains("@llvm.masked.gather"), "{ir}");
     // The sum of table(idx(i)) = 3 ((7919 i) mod 256) for i < 4096.
@@ -409,22 +412,7 @@ fn loops_over_fresh_allocations_vectorize_with_gathers() {
 fn vectorized_loops_gather_through_an_index_without_pointer_checks() {
     let dir = tempdir("gather-parallel");
     let src = root().join("tests/native/gather_parallel.art");
-    let out = dir.join("out.ll");
-    ok(
-        &durin(&[
-            "build",
-            "-O2",
-            "--cpu",
-            "x86-64-v4",
-            "--emit",
-            "llvm-ir",
-            "-o",
-            &s(&out),
-            &s(&src),
-        ]),
-        "durin build --emit llvm-ir",
-    );
-    let ir = std::fs::read_to_string(&out).expect("the IR file");
+    let ir = avx512_ir(&dir, &src);
     let body = |name: &str| {
         let start = ir.find(&format!("@{name}(")).expect("the function");
         let end = ir[start..].find("\n}\n").expect("its end") + start;
