@@ -85,48 +85,51 @@ fn natural_loop<'ctx>(
 /// frame (an `alloca`, through address arithmetic). Atomics stay unmarked: they are how
 /// iterations meet.
 fn accesses_memory_off_the_stack(i: InstructionValue) -> bool {
-    let pointers: Vec<usize> = match i.get_opcode() {
-        InstructionOpcode::Load => vec![0],
-        InstructionOpcode::Store => vec![1],
-        InstructionOpcode::Call => (0..i.get_num_operands() as usize).collect(),
+    let pointers = match i.get_opcode() {
+        InstructionOpcode::Load | InstructionOpcode::Store => {
+            if i.get_atomic_ordering()
+                .is_ok_and(|o| o != inkwell::AtomicOrdering::NotAtomic)
+            {
+                return false;
+            }
+            // The address: a load's only operand, a store's second.
+            let at = (i.get_opcode() == InstructionOpcode::Store) as u32;
+            at..at + 1
+        }
+        InstructionOpcode::Call => 0..i.get_num_operands(),
         _ => return false,
     };
-    if i.get_opcode() != InstructionOpcode::Call
-        && i.get_atomic_ordering()
-            .is_ok_and(|o| o != inkwell::AtomicOrdering::NotAtomic)
-    {
-        return false;
-    }
-    pointers.into_iter().all(|n| match i.get_operand(n as u32) {
+    pointers.into_iter().all(|n| match i.get_operand(n) {
         Some(Operand::Value(v)) if v.is_pointer_value() => !on_the_stack(v.into_pointer_value()),
         _ => true,
     })
 }
 
-/// Whether `p` is an `alloca` or an address computed from one.
+/// Whether `p` may be an `alloca` or an address computed from one: through address
+/// arithmetic, and through every pointer a phi or a select may choose.
 fn on_the_stack(p: inkwell::values::PointerValue) -> bool {
-    let mut at = p.as_instruction();
-    // Address arithmetic is short: a bound keeps a cycle of phis from looping.
-    for _ in 0..64 {
-        let Some(i) = at else {
-            return false;
+    let mut seen = FxHashSet::default();
+    let mut todo = vec![p];
+    while let Some(p) = todo.pop() {
+        let Some(i) = p.as_instruction() else {
+            continue;
+        };
+        if !seen.insert(i) {
+            continue;
+        }
+        let pointer = |n: u32| match i.get_operand(n) {
+            Some(Operand::Value(v)) if v.is_pointer_value() => Some(v.into_pointer_value()),
+            _ => None,
         };
         match i.get_opcode() {
             InstructionOpcode::Alloca => return true,
             InstructionOpcode::GetElementPtr
             | InstructionOpcode::BitCast
-            | InstructionOpcode::AddrSpaceCast => {
-                at = match i.get_operand(0) {
-                    Some(Operand::Value(v)) if v.is_pointer_value() => {
-                        v.into_pointer_value().as_instruction()
-                    }
-                    _ => return false,
-                }
-            }
-            // A pointer chosen among others: on the stack if any could be.
-            InstructionOpcode::Phi | InstructionOpcode::Select => return true,
-            _ => return false,
+            | InstructionOpcode::AddrSpaceCast => todo.extend(pointer(0)),
+            InstructionOpcode::Phi => todo.extend((0..i.get_num_operands()).filter_map(pointer)),
+            InstructionOpcode::Select => todo.extend([1, 2].into_iter().filter_map(pointer)),
+            _ => {}
         }
     }
-    true
+    false
 }
