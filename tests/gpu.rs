@@ -548,6 +548,21 @@ const LOCAL_LAPLACIAN_EXPECTED: &str = "8 levels, 8 intensities differ 0\n\
     3 levels, 2 intensities, a view differ 0\n5 levels, one row differ 0\n\
     4 levels, 6 intensities known at run time differ 0\n";
 
+/// Graphs of lazy images on the GPU's tiles (each thread's stored results in its
+/// registers, chosen by the cost model or by the program) against the CPU's bands, in the
+/// interpreter, which checks every access: 160 x 70 pixels, so that some blocks lie inside
+/// the image.
+#[test]
+fn lazy_graphs_on_the_gpu_equal_the_cpu_in_the_interpreter() {
+    let p = "tests/gpu/graph.art";
+    let out = interp_cuda("off", &[p, "--", "160", "70"]);
+    let want = gpu_program_outputs()
+        .into_iter()
+        .find(|(q, _)| *q == p)
+        .map(|(_, w)| w);
+    assert_eq!(Some(ok(&out, p)), want, "{p}");
+}
+
 /// The local Laplacian filter's GPU schedule in the interpreter, which checks every
 /// access of its kernels (one per level down and up, levels of one pixel among them, its
 /// table in shared memory and, for a number of intensities known only at run time, in

@@ -192,13 +192,13 @@ fn close(got: &[f32], want: &[(f64, f64)], what: &str) -> Result<(), TestCaseErr
 }
 
 fn same_bits(a: &[f32], b: &[f32], what: &str) -> Result<(), TestCaseError> {
+    equal_bits(a, b, &format!("{what}: 1 thread and all threads"))
+}
+
+/// `a` and `b` have the same bits, or an error naming `what` differs.
+fn equal_bits(a: &[f32], b: &[f32], what: &str) -> Result<(), TestCaseError> {
     let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
-    prop_assert_eq!(
-        bits(a),
-        bits(b),
-        "{}: 1 thread and all threads differ",
-        what
-    );
+    prop_assert_eq!(bits(a), bits(b), "{} differ in their bits", what);
     Ok(())
 }
 
@@ -309,6 +309,7 @@ struct Resample {
     pipeline3: LocalThenFn,
     pipeline_n: PipelineNFn,
     harris: LocalThenFn,
+    harris_kept: LocalThenFn,
     graph: LocalThenFn,
     three_inputs: ThreeInputsFn,
     unsharp: UnsharpFn,
@@ -331,6 +332,7 @@ fn with_resample(f: impl FnOnce(&Resample)) {
                 pipeline3: function(addr, "test_pipeline3"),
                 pipeline_n: function(addr, "test_pipeline_n"),
                 harris: function(addr, "test_harris"),
+                harris_kept: function(addr, "test_harris_kept"),
                 graph: function(addr, "test_graph"),
                 three_inputs: function(addr, "test_three_inputs"),
                 unsharp: function(addr, "test_unsharp"),
@@ -354,11 +356,9 @@ fn with_program(path: &str, first: &str, f: impl FnOnce(&dyn Fn(&str) -> usize))
         verify_each: false,
         print_after: PrintAfter::None,
     };
-    // Over the default's 100,000: `ops.art` specializes well over a hundred operators.
-    let mut cx = PassContext::new(Config {
-        fuel: 250_000,
-        ..Config::default()
-    });
+    // `durin run`'s fuel, the default: `ops.art` specializes well over a hundred
+    // operators, `resample.art` a dozen graphs in every boundary mode.
+    let mut cx = PassContext::new(Config::default());
     Pipeline::for_native(2)
         .run_in(&mut w, &opts, &mut cx, |_, _| {})
         .expect("passes");
@@ -1708,6 +1708,20 @@ fn graphs_of_operators_match_references() {
                     close(&one, want, &format!("{name} {mode:?} {w}x{h}"))?;
                     same_bits(&one, &all, name)?;
                 }
+                // Where Harris's results are stored changes no bit: the same expressions,
+                // in the same order (the schedule's `keep`: every result, none, the
+                // gradients and their products, against the cost model's choice).
+                if matches!(mode, Mode::Clamp) {
+                    let auto = run_stages(ops.harris, &src, mode, 0);
+                    for keep in 1..=3 {
+                        let kept = run_stages(ops.harris_kept, &src, mode, keep);
+                        equal_bits(
+                            &auto,
+                            &kept,
+                            &format!("harris with the cost model's results and with choice {keep}"),
+                        )?;
+                    }
+                }
                 // Three inputs (the source and two others made from it): a 2D mask of the
                 // first, the second's separable filter (stored), times the third, plus.
                 let b_in = plane_of(
@@ -2042,4 +2056,76 @@ fn literal_masks_and_two_source_operators_match_references() {
             })
             .unwrap();
     });
+}
+
+/// `--report fusion` says, for each graph realized, the path and where each numbered result
+/// lives, and why: for Harris as the library writes it, the cost model stores the two
+/// gradients (costly, read at nine offsets) and inlines their products (one multiplication)
+/// and the sums (read once); a schedule's `keep` and a program's `lazy_store` override it.
+/// On the CPU (bands) and for CUDA (thread tiles), which need no GPU to compile.
+#[test]
+fn the_fusion_report_explains_what_is_stored() {
+    for (target, path) in [("cpu", "CPU bands"), ("cuda", "GPU thread tiles")] {
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_durin"))
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .args(["check", "-O2", "--target", target, "--report", "fusion"])
+            .arg("tests/image/fusion.art")
+            .output()
+            .expect("durin runs");
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let text =
+            String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr);
+        // The decisions for the call on `line`, in the order of the results' numbers.
+        let decisions = |line: u32| -> Vec<String> {
+            let prefix = format!("fusion: tests/image/fusion.art:{line}:5: {path}: ");
+            (text.lines())
+                .filter_map(|l| l.strip_prefix(&prefix))
+                .map(str::to_string)
+                .collect()
+        };
+        let harris = decisions(7);
+        assert_eq!(harris.len(), 9, "{target}:\n{text}");
+        assert!(
+            harris[0].starts_with("the graph is one"),
+            "{target}:\n{text}"
+        );
+        let stored = |d: &str| d.starts_with("result stored");
+        for (k, d) in harris[1..].iter().enumerate() {
+            assert_eq!(stored(d), k < 2, "{target}, result {k}: {d}");
+            assert!(
+                d.rsplit(": (")
+                    .next()
+                    .unwrap_or("")
+                    .starts_with(&format!("{k}, ")),
+                "{d}"
+            );
+        }
+        assert!(
+            harris[1].contains("computed more than once per pixel"),
+            "{}",
+            harris[1]
+        );
+        assert!(harris[1].ends_with(": (0, 18, 1, 1, 17)"), "{}", harris[1]);
+        assert!(harris[3].contains("costing under 2"), "{}", harris[3]);
+        assert!(
+            harris[6].contains("computed once per pixel anyway"),
+            "{}",
+            harris[6]
+        );
+        let inlined = decisions(8);
+        assert_eq!(inlined.len(), 9, "{target}:\n{text}");
+        assert!(
+            inlined[1..]
+                .iter()
+                .all(|d| d.starts_with("result inlined: the schedule's `keep`")),
+            "{text}"
+        );
+        let program = decisions(10);
+        assert_eq!(program.len(), 2, "{target}:\n{text}");
+        assert!(
+            program[1].starts_with("result stored")
+                && program[1].contains("the program's `lazy_store`"),
+            "{text}"
+        );
+    }
 }

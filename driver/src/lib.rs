@@ -168,6 +168,10 @@ pub enum Report {
     /// For each CUDA kernel, its launch: block shape, registers, shared and local memory
     /// (from NVRTC's cubin for `--gpu-arch`), and how many blocks an SM runs at once.
     Launch,
+    /// What the image library's schedules chose for each call that realizes a graph of
+    /// operators: its path (thread tiles, bands of rows), and for each numbered
+    /// intermediate result whether it is stored or computed where it is read, and why.
+    Fusion,
 }
 
 /// Every choice a compilation makes, passed straight through.

@@ -1,7 +1,7 @@
-//! The reports a session prints (`--report launch|shm|closures`, `--time-passes`), as
+//! The reports a session prints (`--report launch|shm|closures|fusion`, `--time-passes`), as
 //! lines of text rendered from what the passes found: nothing here compiles.
 
-use durin_diag::SourceMap;
+use durin_diag::{SourceMap, Span};
 use durin_ir::World;
 use durin_passes::{KernelBuffers, PassTime};
 
@@ -134,6 +134,25 @@ pub(crate) fn shm(kernels: &[KernelBuffers], sources: &SourceMap) -> Vec<String>
         }
     }
     out
+}
+
+/// `--report fusion`: the image library's account of its choices (`pe_report` calls), one
+/// line each, grouped by the place of the program's call and otherwise in the program's
+/// order, without repeats (a call specialized twice alike reports once).
+pub(crate) fn fusion(mut records: Vec<(Option<Span>, String)>, sources: &SourceMap) -> Vec<String> {
+    records.sort_by_key(|(at, _)| at.map(|s| (s.file, s.start)));
+    let mut seen = std::collections::HashSet::new();
+    let mut lines: Vec<String> = (records.iter())
+        .filter(|r| seen.insert(*r))
+        .map(|(at, text)| format!("fusion: {}: {text}", sources.place(*at)))
+        .collect();
+    if lines.is_empty() {
+        lines.push(
+            "fusion: no graph of operators realized (`realize`, `realize_n`, `realize_many`)"
+                .into(),
+        );
+    }
+    lines
 }
 
 /// `--report closures`: one line per closure left, with its place, then a summary.

@@ -444,6 +444,7 @@ impl<'io> Session<'io> {
         let main = main.and_then(|m| cx.follow(m));
         let kernel_buffers = cx.take_kernel_buffers();
         let mut infos = cx.take_pe_info();
+        let fusion = cx.take_pe_reports();
         drop(cx);
         self.sources = sources;
         // `pe_info(message, value)`: what partial evaluation knew, in the program's order.
@@ -463,6 +464,7 @@ impl<'io> Session<'io> {
         }
         let lines = match self.options.report {
             Some(Report::Closures) => report::closures(&w, &self.sources),
+            Some(Report::Fusion) => report::fusion(fusion, &self.sources),
             Some(Report::Shm) => report::shm(&kernel_buffers, &self.sources),
             Some(Report::Launch) => report::launch(
                 &kernel_buffers,

@@ -508,7 +508,7 @@ impl<'p> Lowerer<'p> {
                 }
                 k
             }
-            "pe_info" | "pe_error" => {
+            "pe_info" | "pe_report" | "pe_error" => {
                 self.diags.push(Diagnostic::error(
                     span,
                     format!("the intrinsic `{name}` can only be called, not used as a value"),
@@ -518,7 +518,7 @@ impl<'p> Lowerer<'p> {
             _ => {
                 self.diags.push(Diagnostic::error(
                     span,
-                    format!("unknown intrinsic `{name}` (durin's `cc = \"thorin\"` intrinsics are `cuda`, `reserve_shared`, `pe_info` and `pe_error`)"),
+                    format!("unknown intrinsic `{name}` (durin's `cc = \"thorin\"` intrinsics are `cuda`, `reserve_shared`, `pe_info`, `pe_report` and `pe_error`)"),
                 ));
                 self.w.bottom(t)
             }
@@ -1017,10 +1017,15 @@ impl<'p> Lowerer<'p> {
                         if &**cc == "builtin" && is_builtin_op(name) {
                             return self.builtin(name, targs, arg, e);
                         }
-                        if &**cc == "thorin" && &**name == "pe_info" {
+                        if &**cc == "thorin" && matches!(&**name, "pe_info" | "pe_report") {
                             let a = self.emit(arg);
                             let (msg, val) = (self.w.extract_at(a, 0), self.w.extract_at(a, 1));
-                            return self.placed_call("pe_info", &[msg, val], e.span);
+                            let name = if &**name == "pe_info" {
+                                "pe_info"
+                            } else {
+                                "pe_report"
+                            };
+                            return self.placed_call(name, &[msg, val], e.span);
                         }
                         if &**cc == "thorin" && &**name == "pe_error" {
                             let msg = self.emit(arg);
@@ -1336,7 +1341,7 @@ impl<'p> Lowerer<'p> {
             K::Fn(f, _) => !matches!(
                 &self.p.fns[*f as usize].linkage,
                 Linkage::Import { cc, name } if (&**cc == "builtin" && is_builtin_op(name))
-                    || (&**cc == "thorin" && matches!(&**name, "pe_info" | "pe_error"))
+                    || (&**cc == "thorin" && matches!(&**name, "pe_info" | "pe_report" | "pe_error"))
             ),
             _ => true,
         }
@@ -1453,10 +1458,11 @@ impl<'p> Lowerer<'p> {
         self.pack(e.ty, &ps)
     }
 
-    /// `pe_info(message, value)` and `pe_error(message)`: a call of the import `name` that
-    /// also passes the call's place (file number and byte, as an `i64`), which the passes
-    /// read after partial evaluation (`durin_passes::pe_info`), when the code around the call
-    /// has moved. A `pe_error` left then is a compile-time error there.
+    /// `pe_info(message, value)`, `pe_report(message, value)` and `pe_error(message)`: a
+    /// call of the import `name` that also passes the call's place (file number and byte,
+    /// as an `i64`), which the passes read after partial evaluation
+    /// (`durin_passes::pe_info`), when the code around the call has moved. A `pe_error`
+    /// left then is a compile-time error there.
     fn placed_call(&mut self, name: &'static str, values: &[Def], span: Span) -> Def {
         let i64t = self.w.ty_int(64, true);
         let place = ((span.file.index() as u64) << 32) | span.start as u64;

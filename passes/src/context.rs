@@ -99,8 +99,8 @@ pub(crate) struct Findings {
     /// The buffers of each kernel the `stage` pass saw, as it found them before staging
     /// changed the kernel; the `kernels` pass moves each to `compiled`.
     staged: Vec<KernelBuffers>,
-    /// The `pe_info` calls (place and text).
-    pub(crate) pe_info: Vec<(Option<Span>, String)>,
+    /// The `pe_info` and `pe_report` calls (place and text).
+    pub(crate) pe_info: crate::pe_info::Records,
 }
 
 impl Findings {
@@ -158,7 +158,13 @@ impl<'a> PassContext<'a> {
     /// The `pe_info(message, value)` calls the pipeline found, with their places, in the
     /// order of the program's continuations (the pass `pe-info`).
     pub fn take_pe_info(&mut self) -> Vec<(Option<Span>, String)> {
-        std::mem::take(&mut self.findings.pe_info)
+        std::mem::take(&mut self.findings.pe_info.infos)
+    }
+
+    /// The `pe_report(message, value)` calls the pipeline found, each with the place of the
+    /// program's call its library code was specialized for (`--report fusion`).
+    pub fn take_pe_reports(&mut self) -> Vec<(Option<Span>, String)> {
+        std::mem::take(&mut self.findings.pe_info.reports)
     }
 
     /// The same context asking the `kernels` pass for each kernel's buffers (read-only

@@ -19,13 +19,24 @@ pub const NAME: &str = "pe_info";
 /// The name of the compile-time error intrinsic.
 pub const ERROR: &str = "pe_error";
 
+/// The name of the intrinsic of a library's reports (`--report fusion`).
+pub const REPORT: &str = "pe_report";
+
+/// What the pass found: `pe_info` calls with their places, and `pe_report` calls with
+/// the places of the program's calls their code was specialized for.
+#[derive(Default)]
+pub(crate) struct Records {
+    pub(crate) infos: Vec<(Option<Span>, String)>,
+    pub(crate) reports: Vec<(Option<Span>, String)>,
+}
+
 /// Records and removes every call of `pe_info` in `w` (see the module's documentation);
 /// `sources` turns each call's place (passed as a literal) back into a span. A call of
 /// `pe_error` left in the program is an error at its place (the first in the program's
 /// order), with the calls its code was specialized for.
 pub(crate) fn run(
     w: &mut World,
-    out: &mut Vec<(Option<Span>, String)>,
+    out: &mut Records,
     sources: Option<&SourceMap>,
 ) -> Result<(), Diagnostic> {
     if let Some(sources) = sources {
@@ -33,7 +44,7 @@ pub(crate) fn run(
     }
     // The imports themselves (one per type of value); without any, nothing to walk.
     let imports: Vec<Def> = (w.externals())
-        .filter(|&k| w.body(k).is_none() && matches!(w.name(k), Some(NAME | ERROR)))
+        .filter(|&k| w.body(k).is_none() && matches!(w.name(k), Some(NAME | REPORT | ERROR)))
         .collect();
     if imports.is_empty() {
         return Ok(());
@@ -58,11 +69,25 @@ pub(crate) fn run(
             continue;
         }
         match (w.name(callee), args.as_slice()) {
-            (Some(NAME), [mem, msg, val, place, ret]) => {
+            (Some(name @ (NAME | REPORT)), [mem, msg, val, place, ret]) => {
                 let message = string(w, *msg)
                     .unwrap_or_else(|| "(a message not known at compile time)".into());
                 let value = shown(w, *val, 0).unwrap_or_else(|| "not known at compile time".into());
-                out.push((place_of(w, *place, c), format!("{message}: {value}")));
+                let at = place_of(w, *place, c);
+                // (A report without a value, `()`, is its message.)
+                let text = if name == REPORT && value == "()" {
+                    message
+                } else {
+                    format!("{message}: {value}")
+                };
+                if name == NAME {
+                    out.infos.push((at, text));
+                } else {
+                    // The program's call that the library's code was specialized for.
+                    let calls = w.expansion_calls(w.jump_place(c).1);
+                    let call = sources.and_then(|m| m.program_call(at, &calls));
+                    out.reports.push((call.or(at), text));
+                }
                 w.set_body(c, *ret, &[*mem]);
             }
             (Some(ERROR), [_, msg, place, _]) => {
@@ -88,7 +113,7 @@ pub(crate) fn run(
     // another shape (whose calls were left alone) stays an import.
     for k in imports {
         let n = w.num_params(k);
-        if !matches!((w.name(k), n), (Some(NAME), 5) | (Some(ERROR), 4)) {
+        if !matches!((w.name(k), n), (Some(NAME | REPORT), 5) | (Some(ERROR), 4)) {
             continue;
         }
         w.remove_external(k);
