@@ -1710,10 +1710,11 @@ fn graphs_of_operators_match_references() {
                 }
                 // Where Harris's results are stored changes no bit: the same expressions,
                 // in the same order (the schedule's `keep`: every result, none, the
-                // gradients and their products, against the cost model's choice).
+                // gradients and their products, results in memory, against the cost
+                // model's choice).
                 if matches!(mode, Mode::Clamp) {
                     let auto = run_stages(ops.harris, &src, mode, 0);
-                    for keep in 1..=3 {
+                    for keep in 1..=6 {
                         let kept = run_stages(ops.harris_kept, &src, mode, keep);
                         equal_bits(
                             &auto,
@@ -2061,7 +2062,8 @@ fn literal_masks_and_two_source_operators_match_references() {
 /// `--report fusion` says, for each graph realized, the path and where each numbered result
 /// lives, and why: for Harris as the library writes it, the cost model stores the two
 /// gradients (costly, read at nine offsets) and inlines their products (one multiplication)
-/// and the sums (read once); a schedule's `keep` and a program's `lazy_store` override it.
+/// and the sums (read once); a schedule's `keep` (which may also put results in memory)
+/// and a program's `lazy_store` override it.
 /// On the CPU (bands) and for CUDA (thread tiles), which need no GPU to compile.
 #[test]
 fn the_fusion_report_explains_what_is_stored() {
@@ -2083,7 +2085,7 @@ fn the_fusion_report_explains_what_is_stored() {
                 .map(str::to_string)
                 .collect()
         };
-        let harris = decisions(7);
+        let harris = decisions(8);
         assert_eq!(harris.len(), 9, "{target}:\n{text}");
         assert!(
             harris[0].starts_with("the graph is one"),
@@ -2112,7 +2114,7 @@ fn the_fusion_report_explains_what_is_stored() {
             "{}",
             harris[6]
         );
-        let inlined = decisions(8);
+        let inlined = decisions(9);
         assert_eq!(inlined.len(), 9, "{target}:\n{text}");
         assert!(
             inlined[1..]
@@ -2120,12 +2122,22 @@ fn the_fusion_report_explains_what_is_stored() {
                 .all(|d| d.starts_with("result inlined: the schedule's `keep`")),
             "{text}"
         );
-        let program = decisions(10);
+        let program = decisions(11);
         assert_eq!(program.len(), 2, "{target}:\n{text}");
         assert!(
             program[1].starts_with("result stored")
                 && program[1].contains("the program's `lazy_store`"),
             "{text}"
         );
+        // The gradients in memory, computed before the graph, which no longer has them.
+        let memory: Vec<&str> = (text.lines())
+            .filter(|l| l.starts_with("fusion: tests/image/fusion.art:12:5: result in memory"))
+            .collect();
+        assert_eq!(memory.len(), 2, "{target}:\n{text}");
+        assert!(memory[0].ends_with(": (0, 18, 1, 1, 17)"), "{text}");
+        assert!(memory[1].ends_with(": (1, 18, 1, 1, 17)"), "{text}");
+        let rest = decisions(12);
+        assert_eq!(rest.len(), 7, "{target}:\n{text}");
+        assert!(rest[1].contains(": (2, 9, 1, 1, 1)"), "{text}");
     }
 }

@@ -90,8 +90,16 @@ impl Remap {
     }
 }
 
+/// What the pass `pe-info` found: `pe_info` calls with their places, and `pe_report`
+/// calls with the places of the program's calls their code was specialized for.
+#[derive(Default)]
+pub(crate) struct PeRecords {
+    pub(crate) infos: Vec<(Option<Span>, String)>,
+    pub(crate) reports: Vec<(Option<Span>, String)>,
+}
+
 /// What the passes found that the driver reports: each kernel's buffers (`--report shm`,
-/// only when asked: tracing costs time) and the `pe_info` calls.
+/// only when asked: tracing costs time) and the `pe_info` and `pe_report` calls.
 #[derive(Default)]
 pub(crate) struct Findings {
     /// The buffers of each kernel the `kernels` pass compiled, in launch order.
@@ -100,7 +108,7 @@ pub(crate) struct Findings {
     /// changed the kernel; the `kernels` pass moves each to `compiled`.
     staged: Vec<KernelBuffers>,
     /// The `pe_info` and `pe_report` calls (place and text).
-    pub(crate) pe_info: crate::pe_info::Records,
+    pub(crate) pe_info: PeRecords,
 }
 
 impl Findings {

@@ -9,7 +9,7 @@
 //! ([`crate::Pipeline::with_pe_info`]).
 
 use crate::analysis::live::Live;
-use crate::context::{Pass, PassContext};
+use crate::context::{Pass, PassContext, PeRecords as Records};
 use durin_diag::{Diagnostic, SourceMap, Span};
 use durin_ir::{Def, Node, TypeKind, World};
 
@@ -21,14 +21,6 @@ pub const ERROR: &str = "pe_error";
 
 /// The name of the intrinsic of a library's reports (`--report fusion`).
 pub const REPORT: &str = "pe_report";
-
-/// What the pass found: `pe_info` calls with their places, and `pe_report` calls with
-/// the places of the program's calls their code was specialized for.
-#[derive(Default)]
-pub(crate) struct Records {
-    pub(crate) infos: Vec<(Option<Span>, String)>,
-    pub(crate) reports: Vec<(Option<Span>, String)>,
-}
 
 /// Records and removes every call of `pe_info` in `w` (see the module's documentation);
 /// `sources` turns each call's place (passed as a literal) back into a span. A call of
