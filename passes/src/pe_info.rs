@@ -22,7 +22,8 @@ pub const ERROR: &str = "pe_error";
 /// The name of the intrinsic of a library's reports (`--report fusion`).
 pub const REPORT: &str = "pe_report";
 
-/// Records and removes every call of `pe_info` in `w` (see the module's documentation);
+/// Records and removes every call of `pe_info` and `pe_report` in `w` (see the module's
+/// documentation; a report is placed at the program's call its code was specialized for);
 /// `sources` turns each call's place (passed as a literal) back into a span. A call of
 /// `pe_error` left in the program is an error at its place (the first in the program's
 /// order), with the calls its code was specialized for.
