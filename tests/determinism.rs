@@ -16,11 +16,13 @@ fn programs(dir: &str) -> Vec<PathBuf> {
     out
 }
 
-/// What `durin ARGS FILE` prints and writes (to `-o`), with its exit status.
-fn output(args: &[&str], file: &Path, emits: bool, tag: &str) -> Vec<u8> {
+/// What `durin ARGS FILE` prints and writes (to `-o`), with its exit status. `job` names
+/// the output file: the jobs of one program (its CUDA C and its LLVM IR) may run at the
+/// same time in two workers, and must not write the same file.
+fn output(args: &[&str], file: &Path, emits: bool, job: usize, tag: &str) -> Vec<u8> {
     let rel = file.strip_prefix(common::root()).unwrap_or(file);
     let out_file = std::env::temp_dir().join(format!(
-        "durin-determinism-{}-{tag}-{}",
+        "durin-determinism-{}-{job}-{tag}-{}",
         std::process::id(),
         rel.to_string_lossy().replace('/', "_")
     ));
@@ -72,8 +74,8 @@ fn compiling_twice_gives_the_same_bytes() {
                 let Some((args, file, emits)) = jobs.get(i) else {
                     break;
                 };
-                let a = output(args, file, *emits, "a");
-                let b = output(args, file, *emits, "b");
+                let a = output(args, file, *emits, i, "a");
+                let b = output(args, file, *emits, i, "b");
                 if a != b {
                     differ
                         .lock()
