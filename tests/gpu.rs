@@ -398,7 +398,7 @@ fn gpu_program_outputs() -> Vec<(&'static str, String)> {
             "tests/gpu/graph.art",
             "harris clamp differ 0\nharris mirror, a view differ 0\nharris mirror, a view, the gradients in memory differ 0\n\
              every operator repeat differ 0\nthree inputs mirror101 differ 0\nharris clamp, shared differ 0\n\
-             harris mirror, a view, the products stored too, shared differ 0\nevery operator repeat, shared differ 0\n\
+             harris mirror, a view, the sums stored too, shared differ 0\nevery operator repeat, shared differ 0\n\
              three inputs mirror101, shared differ 0\nbox chain clamp differ 0\nbox chain mirror, a view differ 0\n\
              unsharp of three planes differ 0\nunsharp of three planes, shared differ 0\n"
                 .to_string(),
