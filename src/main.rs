@@ -70,12 +70,14 @@ struct CompileArgs {
     /// and stops with the source place; `none` checks nothing. The interpreter checks all.
     #[arg(long, value_enum, default_value_t = Checks::None)]
     checks: Checks,
-    /// After the passes, list to standard error what is left of a kind: `closures`
-    /// (continuations that are neither top-level functions nor basic blocks, with where
-    /// they come from and why), or `shm` (for each CUDA kernel, which buffers it only
-    /// reads, with what a block reads of them, and which it writes or cannot be shown to
-    /// only read, and why; for each read-only buffer, whether it was staged in shared
-    /// memory and why, with the cost model's estimate).
+    /// After the passes, list to standard error what is left of a kind, or what was
+    /// decided: `closures` (continuations that are neither top-level functions nor basic
+    /// blocks, with where they come from and why), `shm` (for each CUDA kernel, which
+    /// buffers it only reads, with what a block reads of them, and which it writes or
+    /// cannot be shown to only read, and why; for each read-only buffer, whether it was
+    /// staged in shared memory and why, with the cost model's estimate), `launch` (each
+    /// CUDA kernel's block shape and resources) or `fusion` (where the image library keeps
+    /// each intermediate result of a graph of operators, and why).
     #[arg(long, value_name = "WHAT", value_enum)]
     report: Option<Report>,
     /// Shared-memory staging of CUDA kernels' read-only buffers (copied into shared memory
