@@ -161,7 +161,10 @@ fn machine(opts: &Options) -> Result<(TargetMachine, String, String)> {
     let (cpu, features) = match opts.cpu.as_deref() {
         None | Some("native") => (
             TargetMachine::get_host_cpu_name().to_string(),
-            format!("{},{NO_GATHER}", TargetMachine::get_host_cpu_features().to_string()),
+            format!(
+                "{},{NO_GATHER}",
+                TargetMachine::get_host_cpu_features().to_string()
+            ),
         ),
         Some(c) => (c.to_string(), NO_GATHER.to_string()),
     };
