@@ -26,5 +26,6 @@ pub(crate) mod footprint;
 pub(crate) mod kernels;
 pub(crate) mod launch;
 pub(crate) mod model;
+pub(crate) mod paths;
 pub(crate) mod stage;
 pub(crate) mod target;

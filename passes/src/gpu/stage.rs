@@ -34,6 +34,7 @@ use super::buffers::{self, Access, KernelBuffers};
 use super::footprint::{load_type, Footprint, IndexVar, LoadOffset};
 use super::launch::{allocation_results, launch_loc, launched_kernel};
 use super::model::{self, StageMode, Staging, Use};
+use super::paths::{block_of, Paths};
 use crate::analysis::live::Live;
 use crate::context::{Pass, PassContext};
 use crate::rewrite::{Rewriter, ScopeIndex};
@@ -121,6 +122,9 @@ enum Shape {
         dx: (i64, i64),
         dy: (i64, i64),
         template: LoadOffset,
+        /// Whether the fill reads only the elements the block's threads read (where the
+        /// reads are not kept in the buffer by a boundary handler along every axis).
+        guard: bool,
     },
     /// Elements `lo..=hi` of a mask, counted from `base`.
     Mask { lo: i64, hi: i64, base: Def },
@@ -141,36 +145,42 @@ fn shape_of(
     w: &mut World,
     b: &buffers::Buffer,
     cloner: &mut Cloner,
+    paths: &Paths,
     index_params: &[(Def, IndexVar)],
 ) -> Result<Shape, String> {
     let Some(fp) = &b.footprint else {
         return Err("no footprint".into());
     };
     match fp {
-        Footprint::Box { edge: false, .. } => Err(
-            "its reads have no boundary handler (the tile's halo could fall outside the buffer)"
-                .into(),
-        ),
-        Footprint::Box { bounded: false, .. } => Err(
-            "its boundary handler does not replace every axis of the pixel (the tile's halo could fall outside the buffer)"
-                .into(),
-        ),
-        Footprint::Box { dx, dy, .. } => {
-            let Some(template) = b.offsets.iter().find(|o| o.edge).copied() else {
+        Footprint::Box {
+            dx,
+            dy,
+            edge,
+            bounded,
+            ..
+        } => {
+            // The template: a read through the boundary handler, or any read where there
+            // is none.
+            let template = b.offsets.iter().find(|o| o.edge || !edge).copied();
+            let Some(template) = template else {
                 return Err("no read through the boundary handler".into());
             };
-            // Every read through a handler must be the template's moved by its offset (the
-            // tile holds what the template reads there): the same handler, not another one
-            // at some reads. A read without one (an interior path: `img_window` inside the
-            // image) reads the pixel itself, which the handler reads there too. The
-            // template's own copy (moved by nothing) shows that it can be computed at the
-            // kernel's entry.
+            // Every read through a handler (every read, where there is none) must be the
+            // template's moved by its offset (the tile holds what the template reads
+            // there): the same handler, not another one at some reads. A read without one
+            // beside reads through it (an interior path: `img_window` inside the image)
+            // reads the pixel itself, which the handler reads there too. The template's
+            // own copy (moved by nothing) shows that it can be computed at the kernel's
+            // entry.
             let ptr = w.ops(template.load)[1];
-            for o in b.offsets.iter().filter(|o| o.edge) {
+            for o in b.offsets.iter().filter(|o| o.edge || !edge) {
                 let by = (o.dx - template.dx, o.dy - template.dy);
                 let subst = moved_by(w, index_params, by);
                 let Some(moved) = cloner.clone_with(w, ptr, subst) else {
-                    return Err("the boundary handler's reads cannot be computed at the kernel's entry".into());
+                    return Err(
+                        "the boundary handler's reads cannot be computed at the kernel's entry"
+                            .into(),
+                    );
                 };
                 if o.load == template.load {
                     continue;
@@ -178,13 +188,35 @@ fn shape_of(
                 let subst = moved_by(w, index_params, (0, 0));
                 let own = cloner.clone_with(w, w.ops(o.load)[1], subst);
                 if !own.is_some_and(|own| same_value(w, moved, own, 0)) {
-                    return Err("its reads do not all go through one boundary handler (a tile holds one handler's reads)".into());
+                    return Err(if *edge {
+                        "its reads do not all go through one boundary handler (a tile holds one handler's reads)"
+                    } else {
+                        "its reads are not all one read moved by their offsets"
+                    }
+                    .into());
+                }
+            }
+            // Where a handler does not keep every read in the buffer, the kernel's own
+            // conditions around its reads do (an `if y < h`): the fill reads an element only
+            // where the block's threads read it, which takes those conditions as values.
+            let guard = !bounded;
+            if guard {
+                let unknown = "the conditions under which its reads run cannot be computed at the kernel's entry (a loop, or a value loaded from memory)";
+                let Some(fill) = Fill::new(w, &b.offsets, (dx.0, dy.0), (1, 1)) else {
+                    return Err(unknown.into());
+                };
+                let i32t = w.ty_int(32, true);
+                let zero = w.lit(i32t, 0);
+                let at = |w: &mut World, _x: Def, _y: Def| moved_by(w, index_params, (0, 0));
+                if fill.guard(w, cloner, paths, (zero, zero), &at).is_none() {
+                    return Err(unknown.into());
                 }
             }
             Ok(Shape::Tile {
                 dx: *dx,
                 dy: *dy,
                 template,
+                guard,
             })
         }
         Footprint::ThreadIndependent { elements: None } => {
@@ -247,11 +279,12 @@ fn stage_kernel(w: &mut World, k: &Kernel, found: &mut KernelBuffers, mode: Stag
         .filter(|&c| w.body(c).is_some())
         .collect();
     let mut cloner = Cloner::new(w, &original);
+    let paths = Paths::new(w, &original);
     for b in &mut found.buffers {
         if b.access != Access::ReadOnly {
             continue;
         }
-        let shape = match shape_of(w, b, &mut cloner, &index_params) {
+        let shape = match shape_of(w, b, &mut cloner, &paths, &index_params) {
             Ok(s) => s,
             Err(why) => {
                 b.staging = Some(not(&format!("cannot be staged: {why}")));
@@ -296,12 +329,16 @@ fn stage_kernel(w: &mut World, k: &Kernel, found: &mut KernelBuffers, mode: Stag
             ),
         };
         let fits = bytes + size <= MAX_SHARED;
+        let guarded = matches!(shape, Shape::Tile { guard: true, .. });
         b.staging = Some(Staging {
             staged: stage && fits,
             why: match (stage, fits) {
                 (true, false) => format!(
                     "not staged: the kernel's tiles would take more than {} KiB of shared memory",
                     MAX_SHARED / 1024
+                ),
+                (true, true) if guarded => format!(
+                    "{why} (the fill reads only the elements the block's threads read, under the kernel's conditions around its reads)"
                 ),
                 _ => why,
             },
@@ -327,6 +364,7 @@ fn stage_kernel(w: &mut World, k: &Kernel, found: &mut KernelBuffers, mode: Stag
         &index_params,
         &original,
         &mut cloner,
+        &paths,
     );
     true
 }
@@ -341,6 +379,7 @@ fn transform(
     index_params: &[(Def, IndexVar)],
     original: &[Def],
     cloner: &mut Cloner,
+    paths: &Paths,
 ) {
     let i32t = w.ty_int(32, true);
     let mem_t = w.ty_mem();
@@ -382,28 +421,35 @@ fn transform(
         let a = w.alloc_in(mem, elem, count, AddrSpace::Shared);
         mem = w.extract_at(a, 0);
         let tile = w.extract_at(a, 1);
+        // The index parameters of the thread at (x, y) of the block.
+        let thread_at = |w: &mut World, x: Def, y: Def| {
+            let mut subst = rustc_hash::FxHashMap::default();
+            for &(p, var) in index_params {
+                let to = match var {
+                    IndexVar::Tid(0) => x,
+                    IndexVar::Tid(1) => y,
+                    IndexVar::Bid(0) => bidx,
+                    IndexVar::Bid(1) => bidy,
+                    IndexVar::Dim(0) => bxl,
+                    IndexVar::Dim(1) => lit(w, by),
+                    IndexVar::Dim(_) => lit(w, 1),
+                    IndexVar::Tid(_) | IndexVar::Bid(_) => lit(w, 0),
+                };
+                subst.insert(p, to);
+            }
+            subst
+        };
         let ptr_at = |w: &mut World, cloner: &mut Cloner, col: Def, row: Def| match plan.shape {
-            Shape::Tile { dx, dy, template } => {
+            Shape::Tile {
+                dx, dy, template, ..
+            } => {
                 // The element at (col, row) of the tile: the template's read with the
                 // thread index there.
                 let shift_x = lit(w, dx.0 - template.dx);
                 let shift_y = lit(w, dy.0 - template.dy);
                 let at_x = w.arith(ArithOp::Add, col, shift_x);
                 let at_y = w.arith(ArithOp::Add, row, shift_y);
-                let mut subst = rustc_hash::FxHashMap::default();
-                for &(p, var) in index_params {
-                    let to = match var {
-                        IndexVar::Tid(0) => at_x,
-                        IndexVar::Tid(1) => at_y,
-                        IndexVar::Bid(0) => bidx,
-                        IndexVar::Bid(1) => bidy,
-                        IndexVar::Dim(0) => bxl,
-                        IndexVar::Dim(1) => lit(w, by),
-                        IndexVar::Dim(_) => lit(w, 1),
-                        IndexVar::Tid(_) | IndexVar::Bid(_) => lit(w, 0),
-                    };
-                    subst.insert(p, to);
-                }
+                let subst = thread_at(w, at_x, at_y);
                 let ptr = w.ops(template.load)[1];
                 cloner.clone_with(w, ptr, subst)
             }
@@ -436,10 +482,47 @@ fn transform(
             unreachable!("the address was computed when the buffer was chosen");
         };
         let bm = w.param(body, 0);
-        let ld = w.load(bm, ptr);
+        // Where the fill is guarded, the element is read in a block of its own, which
+        // the body branches to or around.
+        let guard = match plan.shape {
+            Shape::Tile {
+                dx,
+                dy,
+                guard: true,
+                ..
+            } => {
+                let fill = Fill::new(w, &plan.offsets, (dx.0, dy.0), (bx, by));
+                let g = fill.and_then(|f| f.guard(w, cloner, paths, (col, row), &thread_at));
+                let Some(g) = g else {
+                    unreachable!("the guard was computed when the buffer was chosen");
+                };
+                Some(g)
+            }
+            _ => None,
+        };
+        let (read_at, step) = match guard {
+            Some(g) => {
+                let read = w.cont(&[mem_t], "fill_read");
+                let step = w.cont(&[mem_t], "fill_step");
+                let branch = w.select(g, read, step);
+                w.set_body(body, branch, &[bm]);
+                (read, Some(step))
+            }
+            None => (body, None),
+        };
+        let rm = w.param(read_at, 0);
+        let ld = w.load(rm, ptr);
         let (m1, v) = (w.extract_at(ld, 0), w.extract_at(ld, 1));
         let slot = w.lea(tile, i);
         let m2 = w.store(m1, slot, v);
+        // The step to the next element (after the read, or instead of it).
+        let (body, m2) = match step {
+            Some(step) => {
+                w.set_body(read_at, step, &[m2]);
+                (step, w.param(step, 0))
+            }
+            None => (body, m2),
+        };
         let next = w.arith(ArithOp::Add, i, threads);
         let (rows_step, cols_step) = (lit(w, (bx * by) / tw), lit(w, (bx * by) % tw));
         let col1 = w.arith(ArithOp::Add, col, cols_step);
@@ -493,6 +576,83 @@ fn transform(
     w.set_body(rest, callee, &args);
     for &c in &original[1..] {
         to_tile.rewrite_cont_into(w, c, c);
+    }
+}
+
+/// The guard of a tile's fill: whether some thread of the block reads an element, through
+/// one of the buffer's loads (each in its continuation, at its offset from the thread's
+/// pixel) under the conditions that lead the thread there.
+struct Fill {
+    /// The continuation of each load, and its offset, without repeats.
+    sites: Vec<(Def, i64, i64)>,
+    /// The offset of the tile's first element from the block's first pixel.
+    origin: (i64, i64),
+    /// The block's shape.
+    block: (i64, i64),
+}
+
+impl Fill {
+    /// The guard of a tile of `loads` whose first element is at `origin`, for blocks of
+    /// `block` threads; `None` where a load's continuation is not found.
+    fn new(w: &World, loads: &[LoadOffset], origin: (i64, i64), block: (i64, i64)) -> Option<Fill> {
+        let mut sites = Vec::new();
+        for o in loads {
+            let site = (block_of(w, o.load)?, o.dx, o.dy);
+            if !sites.contains(&site) {
+                sites.push(site);
+            }
+        }
+        Some(Fill {
+            sites,
+            origin,
+            block,
+        })
+    }
+
+    /// Whether a thread of the block reads element `(col, row)` of the tile: the `or`
+    /// over the loads of the thread that would (the element less the load's offset) lying
+    /// in the block `and` reaching the load (`paths`, its conditions copied by `cloner`
+    /// with `thread_at(x, y)`, the index parameters of the thread at (x, y)). `None`
+    /// where a condition cannot be copied.
+    fn guard(
+        &self,
+        w: &mut World,
+        cloner: &mut Cloner,
+        paths: &Paths,
+        (col, row): (Def, Def),
+        thread_at: &dyn Fn(&mut World, Def, Def) -> rustc_hash::FxHashMap<Def, Def>,
+    ) -> Option<Def> {
+        let i32t = w.ty_int(32, true);
+        let mut any: Option<Def> = None;
+        for &(site, ox, oy) in &self.sites {
+            let mut inside = w.lit_bool(true);
+            let mut at = [col, row];
+            for (a, (shift, n)) in [
+                (self.origin.0 - ox, self.block.0),
+                (self.origin.1 - oy, self.block.1),
+            ]
+            .into_iter()
+            .enumerate()
+            {
+                let s = w.lit(i32t, shift as u32 as u64);
+                at[a] = w.arith(ArithOp::Add, at[a], s);
+                let zero = w.lit(i32t, 0);
+                let n = w.lit(i32t, n as u32 as u64);
+                let lo = w.cmp(CmpOp::Ge, at[a], zero);
+                let hi = w.cmp(CmpOp::Lt, at[a], n);
+                inside = w.arith(ArithOp::And, inside, lo);
+                inside = w.arith(ArithOp::And, inside, hi);
+            }
+            let subst = thread_at(w, at[0], at[1]);
+            cloner.begin(subst);
+            let reach = paths.reach(w, site, &mut |w, d| cloner.copy(w, d))?;
+            let here = w.arith(ArithOp::And, inside, reach);
+            any = Some(match any {
+                None => here,
+                Some(a) => w.arith(ArithOp::Or, a, here),
+            });
+        }
+        any
     }
 }
 
@@ -573,8 +733,19 @@ impl Cloner {
         d: Def,
         subst: rustc_hash::FxHashMap<Def, Def>,
     ) -> Option<Def> {
+        self.begin(subst);
+        self.copy(w, d)
+    }
+
+    /// Starts copies with `subst` for the index parameters.
+    fn begin(&mut self, subst: rustc_hash::FxHashMap<Def, Def>) {
         self.subst = subst;
         self.memo.clear();
+    }
+
+    /// `d` computed anew with the substitution of the last `begin` (the copies since then
+    /// shared).
+    fn copy(&mut self, w: &mut World, d: Def) -> Option<Def> {
         self.clone(w, d, 0)
     }
 
