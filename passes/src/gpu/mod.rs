@@ -11,6 +11,8 @@
 //!   values), for footprints and for staging's comparison of address computations;
 //! - [`footprint`]: each load's index as such a polynomial, and the box a block reads;
 //! - [`buffers`]: read-only tracing of a kernel's pointer parameters, with footprints;
+//! - [`paths`]: the jumps and branches between a kernel's continuations, and the
+//!   condition under which a thread reaches one, written as a value;
 //! - [`model`]: the cost model of staging, and the decision recorded for each buffer.
 //!
 //! Passes (they import the analyses, never each other's helpers):
