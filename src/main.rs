@@ -147,7 +147,7 @@ enum Command {
         /// The source files (`.art`).
         #[arg(required = true)]
         files: Vec<PathBuf>,
-        /// The file to write.
+        /// The file to write (`-`: standard output, for all but `--emit exe`).
         #[arg(short, long, value_name = "OUT")]
         output: PathBuf,
         /// What to write.

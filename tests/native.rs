@@ -67,6 +67,41 @@ fn link_and_run(
     run
 }
 
+/// `-o -` writes the artifact to standard output, the same bytes as to a file of the
+/// source's name (a header's guard comes from it), and leaves no file named `-`; an
+/// executable is refused there.
+#[test]
+fn build_writes_to_standard_output_with_dash() {
+    let dir = tempdir("build-to-stdout");
+    for (emit, ext) in [("header", "h"), ("llvm-ir", "ll"), ("asm", "s")] {
+        let file = dir.join(format!("mathlib.{ext}"));
+        let args = ["build", "tests/native/mathlib.art", "--emit", emit, "-o"];
+        ok(&durin(&[&args[..], &[&s(&file)]].concat()), emit);
+        let out = durin(&[&args[..], &["-"]].concat());
+        ok(&out, emit);
+        let printed = String::from_utf8_lossy(&out.stdout);
+        let written = std::fs::read_to_string(&file).expect("the file written");
+        assert!(printed.len() > 100, "{emit}: {printed}");
+        assert_eq!(printed, written, "{emit}");
+    }
+    assert!(!root().join("-").exists());
+    let exe = durin(&[
+        "build",
+        "tests/native/mathlib.art",
+        "--emit",
+        "exe",
+        "-o",
+        "-",
+    ]);
+    assert_eq!(exe.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&exe.stderr);
+    assert!(
+        err.contains("an executable is not written to standard output"),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn a_c_program_calls_exported_functions_through_the_generated_header() {
     let dir = tempdir("c-calls-durin");

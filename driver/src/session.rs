@@ -227,6 +227,9 @@ impl<'io> Session<'io> {
 
     /// Compiles the program made of `files` and writes `emit` to `output`.
     pub fn build(&mut self, files: &[PathBuf], emit: Emit, output: &Path) -> Result<(), Failed> {
+        if output == Path::new("-") {
+            return self.build_to_stdout(files, emit);
+        }
         if let Some(f) = files.iter().find(|f| same_file(f, output)) {
             return Err(self.fail(error(format!(
                 "the output `{}` is the source file `{}`: writing it would destroy the source",
@@ -278,6 +281,44 @@ impl<'io> Session<'io> {
         };
         std::fs::write(output, bytes)
             .map_err(|e| self.fail(error(format!("cannot write `{}`: {e}", output.display()))))
+    }
+
+    /// `build` with `-o -`: the artifact on standard output. LLVM writes files, so a host
+    /// artifact goes through a file of the first source's name (a header's guard comes
+    /// from it) in a temporary folder of its own, then to standard output. An executable is
+    /// not written there.
+    fn build_to_stdout(&mut self, files: &[PathBuf], emit: Emit) -> Result<(), Failed> {
+        if emit == Emit::Exe {
+            return Err(self.fail(error(
+                "an executable is not written to standard output: name its file with `-o FILE`",
+            )));
+        }
+        let stem = (files.first())
+            .and_then(|f| f.file_stem())
+            .map_or_else(|| "out".into(), |s| s.to_string_lossy().into_owned());
+        let ext = match emit {
+            Emit::Header => "h",
+            Emit::Asm => "s",
+            Emit::LlvmIr => "ll",
+            Emit::Cuda => "cu",
+            Emit::Ptx => "ptx",
+            _ => "o",
+        };
+        let dir = std::env::temp_dir().join(format!("durin-stdout-{}", std::process::id()));
+        let fail = |e: std::io::Error, what: &str| error(format!("cannot {what}: {e}"));
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| self.fail(fail(e, &format!("create `{}`", dir.display()))))?;
+        let file = dir.join(format!("{stem}.{ext}"));
+        let built = self.build(files, emit, &file);
+        let bytes = built.and_then(|()| {
+            std::fs::read(&file)
+                .map_err(|e| self.fail(fail(e, &format!("read `{}`", file.display()))))
+        });
+        let _ = std::fs::remove_dir_all(&dir);
+        let mut out = std::io::stdout().lock();
+        out.write_all(&bytes?)
+            .and_then(|()| out.flush())
+            .map_err(|e| self.fail(fail(e, "write to standard output")))
     }
 
     /// The frontend, `main`'s shape, and the pipeline for `purpose`, on the program made
