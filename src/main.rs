@@ -82,8 +82,8 @@ struct CompileArgs {
     report: Option<Report>,
     /// Shared-memory staging of CUDA kernels' read-only buffers (copied into shared memory
     /// at the kernel's entry: a tile per block for reads that are a box around each
-    /// thread's pixel through a boundary handler, the whole for a mask read at constant
-    /// indices): `auto` stages those the cost model expects a gain from, `on` every one
+    /// thread's pixel, kept in the buffer by a boundary handler or by the kernel's own
+    /// conditions, the whole for a mask read at constant indices): `auto` stages those the cost model expects a gain from, `on` every one
     /// that can be staged, `off` none. The hints `shm_stage(p)` and `shm_keep(p)` in a
     /// kernel's code override this for one buffer; `--report shm` shows the decisions.
     #[arg(long, value_name = "WHEN", value_enum, default_value = "auto")]

@@ -20,7 +20,11 @@
 //!   without one is taken to read inside the image, where the handler reads the pixel
 //!   itself (the image library's interior path). Every load of the buffer becomes a load of the tile at the
 //!   thread's position plus the load's offset: `(tid.y + dy - dy0) * tile width + tid.x +
-//!   dx - dx0`, adds and one multiplication by a constant, no division;
+//!   dx - dx0`, adds and one multiplication by a constant, no division. Where the handler
+//!   does not replace every axis of the pixel (or there is none, and every read is the
+//!   template's moved), the kernel's own conditions keep its reads in the buffer, and the
+//!   fill is guarded ([`Fill`]): it reads an element only where a thread of the block
+//!   reaches a load that reads it ([`super::paths`]);
 //! - a *mask*: reads at constant indices, the same for every thread, of a buffer the
 //!   launch shows to hold at least the largest of them (a pointer to the start of an
 //!   allocation of a constant size). The block copies the elements from the smallest
@@ -55,7 +59,7 @@ impl Pass for Stage {
     }
 
     fn description(&self) -> &'static str {
-        "shared-memory staging (after `outline`): read-only buffers of a kernel whose reads are a box around each thread's pixel through a boundary handler, or constant elements of a mask, are copied into shared memory at the kernel's entry, and their loads read the copy; which ones, `--shm` and the cost model decide"
+        "shared-memory staging (after `outline`): read-only buffers of a kernel whose reads are a box around each thread's pixel (through a boundary handler, or kept in the buffer by the kernel's conditions), or constant elements of a mask, are copied into shared memory at the kernel's entry, and their loads read the copy; which ones, `--shm` and the cost model decide"
     }
 
     fn lowers(&self) -> bool {
