@@ -30,18 +30,19 @@ impl Paths {
         let mut unknown = FxHashSet::default();
         // Continuations of ours inside a value (a tuple of them, a select of two passed
         // as an argument): their jumps are not known. (A parameter names its
-        // continuation, but is a value, not a jump to it.)
-        let hidden = |d: Def, unknown: &mut FxHashSet<Def>| {
-            let mut stack = vec![(d, 0u32)];
-            let mut seen = FxHashSet::default();
-            while let Some((d, depth)) = stack.pop() {
-                if !seen.insert(d) || depth > 16 {
+        // continuation, but is a value, not a jump to it.) Each value is walked once for
+        // the whole kernel.
+        let mut seen = FxHashSet::default();
+        let mut hidden = |d: Def, unknown: &mut FxHashSet<Def>| {
+            let mut stack = vec![d];
+            while let Some(d) = stack.pop() {
+                if !seen.insert(d) {
                     continue;
                 }
                 if ours.contains(&d) {
                     unknown.insert(d);
                 } else if !w.node(d).is_nominal() && !matches!(w.node(d), Node::Param(_)) {
-                    stack.extend(w.ops(d).iter().map(|&o| (o, depth + 1)));
+                    stack.extend_from_slice(w.ops(d));
                 }
             }
         };
