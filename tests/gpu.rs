@@ -120,6 +120,7 @@ const PROGRAMS: &[&str] = &[
     "tests/gpu/tiles.art",
     "tests/gpu/tiles_local.art",
     "tests/gpu/tiles_staged.art",
+    "tests/gpu/tiles_window.art",
     "tests/gpu/two_devices.art",
     "tests/gpu/histogram.art",
     "tests/gpu/local_laplacian.art",
@@ -425,6 +426,17 @@ fn gpu_program_outputs() -> Vec<(&'static str, String)> {
             "tests/gpu/tiles_local.art",
             "2d5x5 repeat differ 0\nsobel squared mirror, 8 rows per thread differ 0\n\
              sep5 clamp, one lane, no regions differ 0\n"
+                .to_string(),
+        ),
+        (
+            "tests/gpu/tiles_window.art",
+            "local2 clamp differ 0\nlocal2 mirror, view differ 0\n\
+             local2 repeat, 8 rows per thread differ 0\npyr_down clamp differ 0\n\
+             pyr_down mirror, view differ 0\npyr_down constant, 2 rows per thread differ 0\n\
+             pyr_up clamp differ 0\npyr_up repeat, view, odd size differ 0\n\
+             pyr_up mirror, two lanes, no regions differ 0\nresize linear clamp, up differ 0\n\
+             resize cubic mirror, down, view differ 0\n\
+             resize nearest repeat, 2 rows per thread differ 0\ngenerate differ 0\n"
                 .to_string(),
         ),
         (
@@ -1051,6 +1063,7 @@ fn the_gpu_tiles_equal_the_cpu_in_the_interpreter() {
         "tests/gpu/tiles.art",
         "tests/gpu/tiles_local.art",
         "tests/gpu/tiles_staged.art",
+        "tests/gpu/tiles_window.art",
     ] {
         let out = interp_cuda("off", &[p, "--", "300", "140"]);
         let text = ok(&out, p);
