@@ -435,6 +435,11 @@ impl Edges {
         }
         if self.head[i] == 0 {
             self.from.push(from);
+        } else if self.edges[self.head[i] as usize - 1].0 == to {
+            // The same edge as the last one from `from`: a use that the continuation
+            // reaches along several paths (most repeats are, and they made the edges a
+            // large part of partial evaluation's memory).
+            return;
         }
         self.edges.push((to, self.head[i]));
         self.head[i] = u32::try_from(self.edges.len()).expect("fewer than 2^32 edges");
