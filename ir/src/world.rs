@@ -191,6 +191,7 @@ impl World {
         d.index() < self.defs.len()
     }
 
+    #[inline]
     fn data(&self, d: Def) -> &DefData {
         &self.defs[d.index()]
     }
@@ -205,20 +206,24 @@ impl World {
     }
 
     /// The node of `d`.
+    #[inline]
     pub fn node(&self, d: Def) -> Node {
         self.data(d).node
     }
 
     /// The type of `d`.
+    #[inline]
     pub fn type_of(&self, d: Def) -> Type {
         self.data(d).ty
     }
 
     /// The operands of `d`.
+    #[inline]
     pub fn ops(&self, d: Def) -> &[Def] {
         self.slice(&self.data(d).ops)
     }
 
+    #[inline]
     fn slice<'a>(&'a self, ops: &'a Ops) -> &'a [Def] {
         match ops {
             Ops::Inline(n, a) => &a[..*n as usize],
@@ -284,6 +289,7 @@ impl World {
     }
 
     /// Number of defs (structural and nominal).
+    #[inline]
     pub fn num_defs(&self) -> usize {
         self.defs.len()
     }

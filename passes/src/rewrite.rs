@@ -293,6 +293,17 @@ impl Set {
     fn known(&self) -> bool {
         self.len != u32::MAX
     }
+
+    /// Whether `self` and `other` are the same set by their representation (the same
+    /// single def, or the same run): equal sets in different runs are not.
+    fn same(&self, other: &Set) -> bool {
+        self.len == other.len
+            && match self.len {
+                0 => true,
+                1 => self.one == other.one,
+                _ => self.start == other.start,
+            }
+    }
 }
 
 impl UseCache {
@@ -300,9 +311,7 @@ impl UseCache {
     /// reach directly: through structural defs, not through other continuations.
     pub fn direct_uses(&mut self, w: &World, k: Def) -> (Vec<Def>, Vec<Def>) {
         let mut all: Vec<Def> = Vec::new();
-        for &o in w.ops(k) {
-            all.extend_from_slice(self.of(w, o));
-        }
+        self.each_distinct_set(w, k, |d| all.push(d));
         all.sort_unstable();
         all.dedup();
         all.into_iter().partition(|&d| w.node(d) == Node::Cont)
@@ -311,9 +320,21 @@ impl UseCache {
     /// Calls `f` with each continuation and parameter that the body (and filters) of `k`
     /// reach directly, as [`UseCache::direct_uses`] finds them but with repeats and
     /// without collecting them.
-    pub fn each_direct_use(&mut self, w: &World, k: Def, mut f: impl FnMut(Def)) {
-        for &o in w.ops(k) {
-            self.of(w, o).iter().for_each(|&d| f(d));
+    pub fn each_direct_use(&mut self, w: &World, k: Def, f: impl FnMut(Def)) {
+        self.each_distinct_set(w, k, f)
+    }
+
+    /// Calls `f` with each member of the sets of `k`'s operands, an operand whose set is
+    /// shared with an earlier operand's skipped (operands often share their sets).
+    fn each_distinct_set(&mut self, w: &World, k: Def, mut f: impl FnMut(Def)) {
+        let ops = w.ops(k);
+        for (i, &o) in ops.iter().enumerate() {
+            self.compute(w, o);
+            let s = self.sets[o.index()];
+            if ops[..i].iter().any(|p| self.sets[p.index()].same(&s)) {
+                continue;
+            }
+            self.slice(&s).iter().for_each(|&d| f(d));
         }
     }
 
@@ -383,10 +404,14 @@ impl UseCache {
             return Set::empty();
         };
         let within = self.slice(&largest);
+        // A set shared with the largest (most operands of a def share their sets) is held
+        // without a search.
         let holds_all = (ops.iter().map(set)).all(|s| {
-            self.slice(&s)
-                .iter()
-                .all(|x| within.binary_search(x).is_ok())
+            s.same(&largest)
+                || self
+                    .slice(&s)
+                    .iter()
+                    .all(|x| within.binary_search(x).is_ok())
         });
         if holds_all {
             return largest;
