@@ -571,9 +571,18 @@ impl ScopeIndex {
             referenced_by,
             cache,
         } = self;
+        // The parameters of one continuation are neighbours in a sorted set: one edge
+        // for a run of them.
+        let mut owner = None;
         cache.each_direct_use(w, k, |d| match w.node(d) {
             Node::Cont => referenced_by.add(d, k),
-            _ => param_users.add(w.ops(d)[0], k),
+            _ => {
+                let c = w.ops(d)[0];
+                if owner != Some(c) {
+                    owner = Some(c);
+                    param_users.add(c, k)
+                }
+            }
         });
     }
 
@@ -585,8 +594,13 @@ impl ScopeIndex {
     }
 
     fn record(&mut self, w: &World, k: Def, (conts, params): &(Vec<Def>, Vec<Def>)) {
+        let mut owner = None;
         for &p in params {
-            self.param_users.add(w.ops(p)[0], k);
+            let c = w.ops(p)[0];
+            if owner != Some(c) {
+                owner = Some(c);
+                self.param_users.add(c, k);
+            }
         }
         for &c in conts {
             self.referenced_by.add(c, k);
