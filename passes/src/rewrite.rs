@@ -311,7 +311,7 @@ impl UseCache {
     /// reach directly: through structural defs, not through other continuations.
     pub fn direct_uses(&mut self, w: &World, k: Def) -> (Vec<Def>, Vec<Def>) {
         let mut all: Vec<Def> = Vec::new();
-        self.each_distinct_set(w, k, |d| all.push(d));
+        self.each_direct_use(w, k, |d| all.push(d));
         all.sort_unstable();
         all.dedup();
         all.into_iter().partition(|&d| w.node(d) == Node::Cont)
@@ -319,14 +319,9 @@ impl UseCache {
 
     /// Calls `f` with each continuation and parameter that the body (and filters) of `k`
     /// reach directly, as [`UseCache::direct_uses`] finds them but with repeats and
-    /// without collecting them.
-    pub fn each_direct_use(&mut self, w: &World, k: Def, f: impl FnMut(Def)) {
-        self.each_distinct_set(w, k, f)
-    }
-
-    /// Calls `f` with each member of the sets of `k`'s operands, an operand whose set is
-    /// shared with an earlier operand's skipped (operands often share their sets).
-    fn each_distinct_set(&mut self, w: &World, k: Def, mut f: impl FnMut(Def)) {
+    /// without collecting them. An operand whose set is an earlier operand's (operands
+    /// often share their sets) is skipped.
+    pub fn each_direct_use(&mut self, w: &World, k: Def, mut f: impl FnMut(Def)) {
         let ops = w.ops(k);
         for (i, &o) in ops.iter().enumerate() {
             self.compute(w, o);
@@ -470,6 +465,17 @@ impl Edges {
         self.head[i] = u32::try_from(self.edges.len()).expect("fewer than 2^32 edges");
     }
 
+    /// The edge from the continuation of parameter `p` to `k`, unless `owner` (the
+    /// continuation of the parameter added before, updated) is it: the parameters of one
+    /// continuation are neighbours in a sorted set, and one edge stands for a run of them.
+    fn add_param_user(&mut self, w: &World, owner: &mut Option<Def>, p: Def, k: Def) {
+        let c = w.ops(p)[0];
+        if *owner != Some(c) {
+            *owner = Some(c);
+            self.add(c, k);
+        }
+    }
+
     fn from(&self, d: Def) -> impl Iterator<Item = Def> + '_ {
         let mut at = self.head.get(d.index()).copied().unwrap_or(0);
         std::iter::from_fn(move || {
@@ -571,18 +577,10 @@ impl ScopeIndex {
             referenced_by,
             cache,
         } = self;
-        // The parameters of one continuation are neighbours in a sorted set: one edge
-        // for a run of them.
         let mut owner = None;
         cache.each_direct_use(w, k, |d| match w.node(d) {
             Node::Cont => referenced_by.add(d, k),
-            _ => {
-                let c = w.ops(d)[0];
-                if owner != Some(c) {
-                    owner = Some(c);
-                    param_users.add(c, k)
-                }
-            }
+            _ => param_users.add_param_user(w, &mut owner, d, k),
         });
     }
 
@@ -596,11 +594,7 @@ impl ScopeIndex {
     fn record(&mut self, w: &World, k: Def, (conts, params): &(Vec<Def>, Vec<Def>)) {
         let mut owner = None;
         for &p in params {
-            let c = w.ops(p)[0];
-            if owner != Some(c) {
-                owner = Some(c);
-                self.param_users.add(c, k);
-            }
+            self.param_users.add_param_user(w, &mut owner, p, k);
         }
         for &c in conts {
             self.referenced_by.add(c, k);
