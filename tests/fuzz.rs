@@ -17,7 +17,7 @@ fn oracle() -> Oracle {
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_durin")));
     Oracle {
         durin: std::fs::canonicalize(exe).expect("the durin executable exists"),
-        // Generous: this is a debug build on a machine that may be busy.
+        // Generous: the build may be a debug one, on a machine that may be busy.
         limits: Limits {
             time: Duration::from_secs(120),
             memory: 8 << 30,
