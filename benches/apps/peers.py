@@ -18,13 +18,18 @@ Unsharp clamps its input itself (repeat_edge, as the app does).
     python peers.py local_laplacian W H RUNS gpu 0 0 [CUDA_CAPABILITY]
 
 (bilateral_grid's GPU schedule has its own tiles: TILE_X and TILE_Y are not used.)
+With PEERS_BEST=1 in the environment a time is the best run's instead of the median (as
+`cpu.art` reports durin's, for a machine shared with other work).
 """
 import math
+import os
 import sys
 import time
 
 import numpy as np
 import halide as hl
+
+BEST = os.environ.get("PEERS_BEST") == "1"
 
 
 def image(n):
@@ -69,7 +74,7 @@ def median_ms(f, runs, batch):
             f()
         times.append((time.perf_counter() - t0) * 1e3 / batch)
     times.sort()
-    return times[len(times) // 2]
+    return times[0] if BEST else times[len(times) // 2]
 
 
 def gpu_target(args):
