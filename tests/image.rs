@@ -197,8 +197,21 @@ fn same_bits(a: &[f32], b: &[f32], what: &str) -> Result<(), TestCaseError> {
 
 /// `a` and `b` have the same bits, or an error naming `what` differs.
 fn equal_bits(a: &[f32], b: &[f32], what: &str) -> Result<(), TestCaseError> {
-    let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
-    prop_assert_eq!(bits(a), bits(b), "{} differ in their bits", what);
+    prop_assert_eq!(a.len(), b.len(), "{} differ in their lengths", what);
+    let differ = |i: &usize| a[*i].to_bits() != b[*i].to_bits();
+    if let Some(i) = (0..a.len()).find(differ) {
+        let n = (0..a.len()).filter(differ).count();
+        prop_assert!(
+            false,
+            "{} differ in their bits at {} of {} values, the first at index {}: {:e} and {:e}",
+            what,
+            n,
+            a.len(),
+            i,
+            a[i],
+            b[i]
+        );
+    }
     Ok(())
 }
 
@@ -1711,10 +1724,10 @@ fn graphs_of_operators_match_references() {
                 // Where Harris's results are stored changes no bit: the same expressions,
                 // in the same order (the schedule's `keep`: every result, none, the
                 // gradients and a sum, results in memory, against the cost model's
-                // choice).
+                // choice), nor does writing the result with streaming stores (7).
                 if matches!(mode, Mode::Clamp) {
                     let auto = run_stages(ops.harris, &src, mode, 0);
-                    for keep in 1..=6 {
+                    for keep in 1..=7 {
                         let kept = run_stages(ops.harris_kept, &src, mode, keep);
                         equal_bits(
                             &auto,
@@ -1832,30 +1845,9 @@ fn graphs_of_operators_match_references() {
                         }
                     }
                 }
-                let run_unsharp = |sched: i32| {
-                    let mut ins = rgb.clone();
-                    let mut outs = [0, 1, 2].map(|_| vec![f32::NAN; src.w * src.h]);
-                    let [o0, o1, o2] = &mut outs;
-                    let [i0, i1, i2] = &mut ins;
-                    // SAFETY: every buffer holds w x h elements (the planes are packed).
-                    unsafe {
-                        (ops.unsharp)(
-                            i0.data.as_mut_ptr(),
-                            i1.data.as_mut_ptr(),
-                            i2.data.as_mut_ptr(),
-                            o0.as_mut_ptr(),
-                            o1.as_mut_ptr(),
-                            o2.as_mut_ptr(),
-                            src.w as i32,
-                            src.h as i32,
-                            mn,
-                            cn,
-                            sched,
-                        )
-                    };
-                    outs
-                };
+                let run_unsharp = |sched: i32| run_unsharp(ops.unsharp, &rgb, mode, sched);
                 let (one, all) = (run_unsharp(0), run_unsharp(1));
+                let streamed = run_unsharp(2);
                 for c in 0..3 {
                     close(
                         &one[c],
@@ -1863,11 +1855,69 @@ fn graphs_of_operators_match_references() {
                         &format!("unsharp plane {c} {mode:?} {w}x{h}"),
                     )?;
                     same_bits(&one[c], &all[c], "unsharp")?;
+                    same_bits(&one[c], &streamed[c], "unsharp, streaming stores")?;
                 }
                 Ok(())
             })
             .unwrap();
+        // A graph's results written with streaming stores (from the first 64-byte line
+        // inside the border to the last whole one): a plane wide enough to have such lines
+        // (the cases above are narrower), against the same graph written plainly.
+        let (w, h) = (83, 11);
+        let wave = |k: usize| {
+            plane_of(
+                w,
+                h,
+                (0..w * h)
+                    .map(|i| ((i * k % 101) as f64) / 50.0 + 0.5)
+                    .collect(),
+            )
+        };
+        let src = wave(37);
+        let plain = run_stages(ops.harris, &src, Mode::Clamp, 0);
+        let streamed = run_stages(ops.harris_kept, &src, Mode::Clamp, 7);
+        equal_bits(&plain, &streamed, "harris written with streaming stores").unwrap();
+        let rgb = [wave(37), wave(53), wave(71)];
+        let (plain, streamed) = (
+            run_unsharp(ops.unsharp, &rgb, Mode::Clamp, 1),
+            run_unsharp(ops.unsharp, &rgb, Mode::Clamp, 2),
+        );
+        for c in 0..3 {
+            equal_bits(
+                &plain[c],
+                &streamed[c],
+                "unsharp written with streaming stores",
+            )
+            .unwrap();
+        }
     });
+}
+
+/// `test_unsharp` of three planes of one size (`sched` as it says), its three results.
+fn run_unsharp(f: UnsharpFn, rgb: &[Plane; 3], mode: Mode, sched: i32) -> [Vec<f32>; 3] {
+    let (m, c) = mode.number();
+    let (w, h) = (rgb[0].w, rgb[0].h);
+    let mut ins = rgb.clone();
+    let mut outs = [0, 1, 2].map(|_| vec![f32::NAN; w * h]);
+    let [o0, o1, o2] = &mut outs;
+    let [i0, i1, i2] = &mut ins;
+    // SAFETY: every buffer holds w x h elements (the planes are packed).
+    unsafe {
+        f(
+            i0.data.as_mut_ptr(),
+            i1.data.as_mut_ptr(),
+            i2.data.as_mut_ptr(),
+            o0.as_mut_ptr(),
+            o1.as_mut_ptr(),
+            o2.as_mut_ptr(),
+            w as i32,
+            h as i32,
+            m,
+            c,
+            sched,
+        )
+    };
+    outs
 }
 
 /// Two local operators in a row (`local_then`) and three (`pipeline`), fused per band and
