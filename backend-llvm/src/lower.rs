@@ -1643,6 +1643,7 @@ impl<'m, 'a, 'ctx> FunctionLowering<'m, 'a, 'ctx> {
                 if f.get_call_conventions() == TAILCC
                     && self.func.get_call_conventions() == TAILCC
                     && self.tail_calls
+                    && returned_in_registers(f.get_type().get_return_type())
                     && program::is_tail_call(w, self.entry, callee, args)
                 {
                     // A guaranteed tail call: recursion through it takes no stack.
@@ -1718,6 +1719,37 @@ impl<'m, 'a, 'ctx> FunctionLowering<'m, 'a, 'ctx> {
 /// LLVM's `tailcc`: like `fastcc`, and calls in tail position marked `musttail` are
 /// guaranteed tail calls even when the two prototypes differ.
 const TAILCC: u32 = 18;
+
+/// Whether a function's result of type `ret` (`None`: no result) comes back in registers:
+/// at most two integers or pointers and two floating-point values (no vector), what every
+/// 64-bit C convention returns in registers, and `tailcc` with them.
+/// A larger result is returned through memory the caller provides, and LLVM stops with
+/// "failed to perform tail call elimination" on a `musttail` call that returns one (on
+/// x86-64, from four integers on): such a call stays an ordinary call.
+fn returned_in_registers(ret: Option<BasicTypeEnum<'_>>) -> bool {
+    fn count(t: BasicTypeEnum<'_>, ints: &mut u32, floats: &mut u32) -> bool {
+        match t {
+            BasicTypeEnum::IntType(i) if i.get_bit_width() <= 64 => *ints += 1,
+            BasicTypeEnum::PointerType(_) => *ints += 1,
+            BasicTypeEnum::FloatType(_) => *floats += 1,
+            BasicTypeEnum::StructType(st) => {
+                return st
+                    .get_field_types()
+                    .into_iter()
+                    .all(|f| count(f, ints, floats))
+            }
+            BasicTypeEnum::ArrayType(a) => {
+                let n = a.len();
+                let elem = a.get_element_type();
+                return n <= 4 && (0..n).all(|_| count(elem, ints, floats));
+            }
+            _ => return false,
+        }
+        *ints <= 2 && *floats <= 2
+    }
+    let (mut ints, mut floats) = (0, 0);
+    ret.is_none_or(|t| count(t, &mut ints, &mut floats) && ints <= 2 && floats <= 2)
+}
 
 /// The pointee of an effect's result type, or an internal error.
 fn effect_pointee(w: &World, ty: Type) -> R<Type> {
