@@ -394,6 +394,12 @@ fn gpu_program_outputs() -> Vec<(&'static str, String)> {
             ),
         ),
         ("tests/gpu/pipeline.art", "1005565 of 1005565\n".to_string()),
+        // A run-time number of stages, on the CPU and the GPU, and a constant one on the
+        // GPU: the bits of the constant one on the CPU, every boundary mode.
+        (
+            "tests/gpu/pipeline_runtime_stages.art",
+            "0 0 0\n".repeat(4),
+        ),
         // Lazy images realized on the GPU's tiles: the CPU's bits.
         (
             "tests/gpu/graph.art",
