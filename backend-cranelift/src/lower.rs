@@ -1312,6 +1312,7 @@ impl<'m, 'a, 'f> FunctionLowering<'m, 'a, 'f> {
             }
             ("durin_assume_aligned", _)
             | ("durin_store_fence", _)
+            | ("durin_prefetch", _)
             | ("durin_shm_stage", _)
             | ("durin_shm_keep", _)
             | ("durin_launch_note", _) => Vec::new(),

@@ -185,12 +185,13 @@ __device__ __forceinline__ To durin_bitcast(From x) {
 
 /// The stdlib's memory hints (`stdlib/core.art`) on the device: a streaming store is
 /// `__stcs` (evict first), the fence is nothing (the launch's end orders the stores), and
-/// so are the staging hints the `stage` pass has read.
+/// so are a prefetch and the staging hints the `stage` pass has read.
 const HINTS: &str = "\
 __device__ __forceinline__ bool durin_aligned(const void* p, i64 n) { return ((u64)p & (u64)(n - 1)) == 0; }
 __device__ __forceinline__ void durin_assume_aligned(const void* p, i64 n) { __builtin_assume(durin_aligned(p, n)); }
 __device__ __forceinline__ void durin_store_stream_f32(float* p, float v) { __stcs(p, v); }
 __device__ __forceinline__ void durin_store_fence() {}
+__device__ __forceinline__ void durin_prefetch(const void*) {}
 __device__ __forceinline__ void durin_shm_stage(const void*) {}
 __device__ __forceinline__ void durin_shm_keep(const void*) {}
 __device__ __forceinline__ void durin_launch_note(i32, i32, i32, i32) {}

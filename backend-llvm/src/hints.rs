@@ -1,5 +1,6 @@
 //! The stdlib's memory hints (`stdlib/core.art`): `durin_aligned`, `durin_assume_aligned`,
-//! `durin_store_stream_f32` and `durin_store_fence` become instructions, not calls.
+//! `durin_store_stream_f32`, `durin_store_fence` and `durin_prefetch` become instructions,
+//! not calls.
 //!
 //! A streaming (non-temporal) store must survive LLVM's loop vectorizer, which refuses to
 //! vectorize a loop whose scalar store carries `!nontemporal` at less than vector alignment

@@ -1548,6 +1548,26 @@ impl<'m, 'a, 'ctx> FunctionLowering<'m, 'a, 'ctx> {
                 Ok(Vec::new())
             }
             "durin_shm_stage" | "durin_shm_keep" | "durin_launch_note" => Ok(Vec::new()),
+            "durin_prefetch" => {
+                // `llvm.prefetch(p, read, the highest locality, data)`.
+                let p = arg(0)?;
+                let prefetch = Intrinsic::find("llvm.prefetch")
+                    .and_then(|i| i.get_declaration(self.m.module, &[p.get_type()]))
+                    .ok_or_else(|| internal("no `llvm.prefetch`"))?;
+                let i32t = ctx.i32_type();
+                let (rw, locality, data) = (
+                    i32t.const_zero(),
+                    i32t.const_int(3, false),
+                    i32t.const_int(1, false),
+                );
+                b.build_call(
+                    prefetch,
+                    &[p.into(), rw.into(), locality.into(), data.into()],
+                    "",
+                )
+                .map_err(llvm)?;
+                Ok(Vec::new())
+            }
             "durin_store_fence" => {
                 if cfg!(target_arch = "x86_64") {
                     let sfence = self

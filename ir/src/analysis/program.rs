@@ -469,6 +469,7 @@ pub const MEMORY_HINTS: &[&str] = &[
     "durin_assume_aligned",
     "durin_store_stream_f32",
     "durin_store_fence",
+    "durin_prefetch",
     "durin_shm_stage",
     "durin_shm_keep",
     "durin_launch_note",

@@ -48,8 +48,8 @@ impl Interp<'_, '_> {
                 let message = self.memory.c_string(&ptr(0)?)?;
                 return Err(String::from_utf8_lossy(&message).into_owned());
             }
-            "print_flush" | "durin_vectorize_hint" | "durin_store_fence" | "durin_shm_stage"
-            | "durin_shm_keep" | "durin_launch_note" | "synchronize" => {}
+            "print_flush" | "durin_vectorize_hint" | "durin_store_fence" | "durin_prefetch"
+            | "durin_shm_stage" | "durin_shm_keep" | "durin_launch_note" | "synchronize" => {}
             // Allocations start at a multiple of 64 bytes, as the native runtime's do.
             "durin_aligned" | "durin_assume_aligned" => {
                 let (p, n) = (ptr(0)?, bits(1)?);
