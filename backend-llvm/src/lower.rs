@@ -579,6 +579,39 @@ impl<'m, 'a, 'ctx> FunctionLowering<'m, 'a, 'ctx> {
         Ok(())
     }
 
+    /// A load of a small array of scalars as a load of each element: LLVM splits such a
+    /// load later without the access group of a parallel loop (`parallel_loops`), which
+    /// then stops being one for the vectorizer; loads made here carry it from the start.
+    fn load_elements(
+        &mut self,
+        a: inkwell::types::ArrayType<'ctx>,
+        p: PointerValue<'ctx>,
+        name: &str,
+    ) -> R<BasicValueEnum<'ctx>> {
+        let i32t = self.m.ctx.i32_type();
+        let et = a.get_element_type();
+        let mut agg: inkwell::values::AggregateValueEnum<'ctx> = a.get_undef().into();
+        for i in 0..a.len() {
+            // SAFETY: index i of an array of a.len() elements, from the array's start.
+            let q = unsafe {
+                self.builder
+                    .build_in_bounds_gep(
+                        a,
+                        p,
+                        &[i32t.const_zero(), i32t.const_int(i as u64, false)],
+                        "",
+                    )
+                    .map_err(llvm)?
+            };
+            let v = self.builder.build_load(et, q, "").map_err(llvm)?;
+            agg = self
+                .builder
+                .build_insert_value(agg, v, i, name)
+                .map_err(llvm)?;
+        }
+        Ok(agg.as_basic_value_enum())
+    }
+
     /// The access group of the memory accesses of loops marked for vectorization: an
     /// empty node, one for all such loops (a loop's accesses are parallel for it whatever
     /// other loop they are in).
@@ -927,7 +960,16 @@ impl<'m, 'a, 'ctx> FunctionLowering<'m, 'a, 'ctx> {
                     _ => return Err(internal("ill-typed load")),
                 };
                 let lt = self.m.types.value(w, pointee)?;
-                self.builder.build_load(lt, p, name).map_err(llvm)?
+                match lt {
+                    BasicTypeEnum::ArrayType(a)
+                        if a.len() <= 16
+                            && (a.get_element_type().is_float_type()
+                                || a.get_element_type().is_int_type()) =>
+                    {
+                        self.load_elements(a, p, name)?
+                    }
+                    _ => self.builder.build_load(lt, p, name).map_err(llvm)?,
+                }
             }
             Node::Store => {
                 self.value(ops[0])?;
