@@ -1789,6 +1789,7 @@ const TAILCC: u32 = 18;
 /// "failed to perform tail call elimination" on a `musttail` call that returns one (on
 /// x86-64, from four integers on): such a call stays an ordinary call.
 fn returned_in_registers(ret: Option<BasicTypeEnum<'_>>) -> bool {
+    // Counts the scalars of `t`, false from one too many on (or a kind not counted).
     fn count(t: BasicTypeEnum<'_>, ints: &mut u32, floats: &mut u32) -> bool {
         match t {
             BasicTypeEnum::IntType(i) if i.get_bit_width() <= 64 => *ints += 1,
@@ -1801,16 +1802,14 @@ fn returned_in_registers(ret: Option<BasicTypeEnum<'_>>) -> bool {
                     .all(|f| count(f, ints, floats))
             }
             BasicTypeEnum::ArrayType(a) => {
-                let n = a.len();
                 let elem = a.get_element_type();
-                return n <= 4 && (0..n).all(|_| count(elem, ints, floats));
+                return (0..a.len()).all(|_| count(elem, ints, floats));
             }
             _ => return false,
         }
         *ints <= 2 && *floats <= 2
     }
-    let (mut ints, mut floats) = (0, 0);
-    ret.is_none_or(|t| count(t, &mut ints, &mut floats) && ints <= 2 && floats <= 2)
+    ret.is_none_or(|t| count(t, &mut 0, &mut 0))
 }
 
 /// The pointee of an effect's result type, or an internal error.
