@@ -2109,6 +2109,57 @@ fn literal_masks_and_two_source_operators_match_references() {
     });
 }
 
+/// `--report fusion` on a graph that reads far (three 5x5 box filters, every pass stored):
+/// the GPU's default walks strips of rows, each horizontal pass (read only straight above
+/// and below by the vertical pass) in registers, its 5 rows computed from 6, 4 and 2 rows
+/// below the outputs' row, each vertical pass (read 2 columns across by the next stage's
+/// horizontal pass, on its own row) in a ring of shared memory.
+#[test]
+fn the_fusion_report_says_where_gpu_strips_keep_each_result() {
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_durin"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(["check", "-O2", "--target", "cuda", "--report", "fusion"])
+        .arg("tests/image/fusion_strips.art")
+        .output()
+        .expect("durin runs");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text =
+        String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr);
+    let prefix = "fusion: tests/image/fusion_strips.art:9:5: GPU strips: ";
+    let lines: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix(prefix))
+        .collect();
+    // 256 columns per block, 8 on each side read around: 240 outputs across.
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("the graph is one kernel") && l.ends_with(": (240, 128)")),
+        "{text}"
+    );
+    let registers: Vec<&str> = lines
+        .iter()
+        .copied()
+        .filter(|l| l.starts_with("stored result in each thread's registers"))
+        .collect();
+    let shared: Vec<&str> = lines
+        .iter()
+        .copied()
+        .filter(|l| l.starts_with("stored result in a ring of rows"))
+        .collect();
+    assert_eq!(registers.len(), 3, "{text}");
+    assert_eq!(shared.len(), 2, "{text}");
+    for (l, want) in registers
+        .iter()
+        .zip([": (0, 5, 6)", ": (2, 5, 4)", ": (4, 5, 2)"])
+    {
+        assert!(l.ends_with(want), "{l}");
+    }
+    for (l, want) in shared.iter().zip([": (1, 1, 4, 2)", ": (3, 1, 2, 2)"]) {
+        assert!(l.ends_with(want), "{l}");
+    }
+}
+
 /// `--report fusion` says, for each graph realized, the path and where each numbered result
 /// lives, and why: for Harris as the library writes it, the cost model stores the two
 /// gradients (costly, read at nine offsets) and inlines their products (one multiplication)
