@@ -2109,6 +2109,19 @@ fn literal_masks_and_two_source_operators_match_references() {
     });
 }
 
+/// What `durin check -O2 --target TARGET --report fusion PROGRAM` prints (which must succeed).
+fn fusion_report(target: &str, program: &str) -> String {
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_durin"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args([
+            "check", "-O2", "--target", target, "--report", "fusion", program,
+        ])
+        .output()
+        .expect("durin runs");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr)
+}
+
 /// `--report fusion` on a graph that reads far (three 5x5 box filters, every pass stored):
 /// the GPU's default walks strips of rows, each horizontal pass (read only straight above
 /// and below by the vertical pass) in registers, its 5 rows computed from 6, 4 and 2 rows
@@ -2116,15 +2129,7 @@ fn literal_masks_and_two_source_operators_match_references() {
 /// horizontal pass, on its own row) in a ring of shared memory.
 #[test]
 fn the_fusion_report_says_where_gpu_strips_keep_each_result() {
-    let o = std::process::Command::new(env!("CARGO_BIN_EXE_durin"))
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .args(["check", "-O2", "--target", "cuda", "--report", "fusion"])
-        .arg("tests/image/fusion_strips.art")
-        .output()
-        .expect("durin runs");
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let text =
-        String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr);
+    let text = fusion_report("cuda", "tests/image/fusion_strips.art");
     let prefix = "fusion: tests/image/fusion_strips.art:9:5: GPU strips: ";
     let lines: Vec<&str> = text
         .lines()
@@ -2169,15 +2174,7 @@ fn the_fusion_report_says_where_gpu_strips_keep_each_result() {
 #[test]
 fn the_fusion_report_explains_what_is_stored() {
     for (target, path) in [("cpu", "CPU bands"), ("cuda", "GPU thread tiles")] {
-        let o = std::process::Command::new(env!("CARGO_BIN_EXE_durin"))
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .args(["check", "-O2", "--target", target, "--report", "fusion"])
-            .arg("tests/image/fusion.art")
-            .output()
-            .expect("durin runs");
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        let text =
-            String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr);
+        let text = fusion_report(target, "tests/image/fusion.art");
         // The decisions for the call on `line`, in the order of the results' numbers.
         let decisions = |line: u32| -> Vec<String> {
             let prefix = format!("fusion: tests/image/fusion.art:{line}:5: {path}: ");

@@ -157,8 +157,8 @@ impl Pool {
 }
 
 /// The cores this process may use, asked once: the standard library reads the control
-/// group's quota files each time it is asked (tens of microseconds, a sixth of a 5x5
-/// Gaussian of 1024 x 1024 pixels on two threads).
+/// group's quota files each time it is asked (in a profile of a 5x5 Gaussian of 1024 x
+/// 1024 pixels on two threads, a fifth of the calling thread's time).
 fn cores() -> usize {
     static CORES: OnceLock<usize> = OnceLock::new();
     *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |c| c.get()))
