@@ -612,6 +612,32 @@ fn graphs_in_gpu_strips_equal_the_cpu_in_the_interpreter() {
     assert_eq!(ok(&out, p), want, "{p}");
 }
 
+/// The GPU's graph strategies named on a CPU schedule (`graph_shared`, `graph_strips`, as
+/// the cases that say "shared" and "strips" name them) fall back to the CPU's bands, not
+/// to a pixel at a time with every result inlined: with `--target cpu` every case gives
+/// the bits of the CPU schedule's default, and every graph the program realizes reports
+/// the bands.
+#[test]
+fn gpu_graph_strategies_on_a_cpu_schedule_run_in_bands() {
+    let p = "tests/gpu/graph.art";
+    let out = durin(&["run", "-O1", "--target", "cpu", "--report", "fusion", p]);
+    let want = gpu_program_outputs()
+        .into_iter()
+        .find(|(q, _)| *q == p)
+        .map(|(_, w)| w);
+    assert_eq!(Some(ok(&out, p)), want, "{p}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    let paths: Vec<&str> = err
+        .lines()
+        .filter(|l| l.contains("the graph is one"))
+        .collect();
+    // One line per place that realizes a graph on the device's schedule or the CPU's.
+    assert!(paths.len() >= 2, "{err}");
+    for l in paths {
+        assert!(l.contains("CPU bands"), "not in bands: {l}");
+    }
+}
+
 /// The local Laplacian filter's GPU schedule in the interpreter, which checks every
 /// access of its kernels (one per level down and up, levels of one pixel among them, its
 /// table in shared memory and, for a number of intensities known only at run time, in
