@@ -35,6 +35,15 @@ pub const EXIT_RUNTIME_ERROR: u8 = 101;
 /// error), distinct from a rejected program (1) and a program's run-time error.
 pub const EXIT_INTERNAL_ERROR: u8 = 70;
 
+/// The most memory the process has held at once (its peak resident set), where the
+/// system says (Linux's `/proc/self/status`); `None` elsewhere.
+pub fn peak_memory_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
 /// Makes a panic what it is, a bug in durin: the message, a request to report it, and the
 /// exit status [`EXIT_INTERNAL_ERROR`] (the command line installs this first).
 pub fn report_panics_as_internal_errors() {
