@@ -427,6 +427,21 @@ impl World {
         };
     }
 
+    /// The place of the jump that `d` took over from another continuation and the
+    /// expansion that code lies in ([`World::take_jump_place`]), if it took one over.
+    pub fn taken_jump_place(&self, d: Def) -> Option<(Span, Option<Expansion>)> {
+        self.jump_places.get(&d).copied()
+    }
+
+    /// Sets the place of `d`'s jump and the expansion its code lies in (`None`: its own,
+    /// as [`World::jump_place`] gives it without one).
+    pub fn set_jump_place(&mut self, d: Def, place: Option<(Span, Option<Expansion>)>) {
+        match place {
+            Some(p) => self.jump_places.insert(d, p),
+            None => self.jump_places.remove(&d),
+        };
+    }
+
     /// The debug name of `d`, if it has one.
     pub fn name(&self, d: Def) -> Option<&str> {
         self.names.get(&d).map(|s| &**s)

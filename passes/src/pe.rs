@@ -25,7 +25,8 @@
 use crate::analysis::live::Live;
 use crate::context::{Pass, PassContext};
 use crate::rewrite::{
-    is_function, is_function_type, is_point_type, specialize_in, DefSet, Rewriter, ScopeIndex,
+    is_function, is_function_type, is_point_type, specialize_in, substitute_body, DefSet, Rewriter,
+    ScopeIndex,
 };
 use durin_diag::Diagnostic;
 use durin_ir::{Def, Node, Span, TypeKind, World};
@@ -577,6 +578,66 @@ impl Specializer<'_> {
         let before = self.w.num_defs();
         let scope = self.index.scope(target);
         let c = specialize_in(self.w, target, args, &name, &scope, self.index.cache());
+        self.made(site, target, args, before, scope);
+        c
+    }
+
+    /// Specializes `target` for `args` (all of the jump's, `key` those substituted)
+    /// straight into the jump of `k`, where its clone would be used only there and so
+    /// inlined into it at once (the next step): the same code, without making the clone
+    /// and rewriting it again. Not where the clone would be a loop (a member of `target`'s
+    /// scope jumps to `target`) or `k` is in that scope; whether it did.
+    fn specialize_into(
+        &mut self,
+        k: Def,
+        target: Def,
+        args: &[Def],
+        key: &[Option<Def>],
+    ) -> Result<bool, Diagnostic> {
+        let scope = self.index.scope(target);
+        let w = &*self.w;
+        if scope.contains(&k)
+            || scope
+                .iter()
+                .any(|&m| w.body(m).is_some_and(|(c, _)| c == target))
+        {
+            return Ok(false);
+        }
+        self.spend_fuel(k, target)?;
+        let before = self.w.num_defs();
+        let body = substitute_body(self.w, target, args, &scope, self.index.cache());
+        let expansion = self.made(k, target, key, before, scope);
+        if self.growth.last().is_some_and(Growth::runaway) {
+            return Err(self.out_of_fuel(k, target));
+        }
+        // The places the clone's jump would have had, which inlining gives `k`.
+        let place = match self.w.taken_jump_place(target) {
+            Some(j) => Some(j),
+            None => (self.w.loc(target)).map(|at| (at, expansion.or(self.w.expansion(target)))),
+        };
+        self.w.set_jump_place(k, place);
+        let id = u32::try_from(self.growth.len() - 1).expect("fewer specializations than fuel");
+        self.took_over.insert(k, (target, id));
+        match body {
+            Some((callee, rest)) => self.live.set_body(self.w, k, callee, &rest),
+            None => self.live.clear_body(self.w, k),
+        }
+        self.index.add(self.w, k);
+        self.stats.inlined += 1;
+        Ok(true)
+    }
+
+    /// Records what specializing `target` at `site` for `args` made (the definitions from
+    /// `before` on): its growth, its continuations' origin and expansion (given back), and
+    /// `scope` as templates.
+    fn made(
+        &mut self,
+        site: Def,
+        target: Def,
+        args: &[Option<Def>],
+        before: usize,
+        scope: DefSet,
+    ) -> Option<durin_ir::Expansion> {
         // A large clone costs more fuel: specializing on values that are not constant can
         // nest each clone in the next, and copying them all again doubles the work.
         let made = self.w.num_defs() - before;
@@ -637,7 +698,7 @@ impl Specializer<'_> {
                 self.index.add(self.w, d);
             }
         }
-        c
+        expansion
     }
 
     /// One unit of fuel for specializing `target` at `site`, or the fuel diagnostic (also
@@ -660,10 +721,13 @@ impl Specializer<'_> {
         key_args: Vec<Option<Def>>,
     ) -> Result<bool, Diagnostic> {
         let key = (target, key_args);
-        let (clone, new) = match self.memo.get(&key) {
-            Some(&c) => {
+        let (clone, new) = match self.memo.get(&key).copied() {
+            Some(c) => {
                 self.stats.reused += 1;
                 (c, false)
+            }
+            None if self.opts.inline_once && self.specialize_into(k, target, args, &key.1)? => {
+                return Ok(true);
             }
             None => {
                 self.spend_fuel(k, target)?;

@@ -731,6 +731,42 @@ fn closed_from(w: &World, conts: &DefSet, direct: &[(Vec<Def>, Vec<Def>)]) -> Fx
         .collect()
 }
 
+/// The body of `entry` with `args` (one for each of its parameters) substituted, as the
+/// jump of a continuation that is not `entry` (beta reduction of a specialization without
+/// the clone): the other continuations of its `scope` are cloned as rewriting reaches them,
+/// as [`specialize_in`] does. The caller sets the body; the scope must not hold that
+/// continuation, and no member of it may jump to `entry` (a loop needs its clone).
+pub fn substitute_body(
+    w: &mut World,
+    entry: Def,
+    args: &[Def],
+    scope: &DefSet,
+    cache: &mut UseCache,
+) -> Option<(Def, Vec<Def>)> {
+    let mut rw = Rewriter::with_cache(cache);
+    for (i, &a) in args.iter().enumerate() {
+        let p = w.param(entry, i);
+        rw.map(p, a);
+    }
+    rw.lazy = Some(Lazy {
+        scope,
+        entry,
+        made: Vec::new(),
+    });
+    let body = w.body(entry).map(|(c, a)| (c, a.to_vec()));
+    let body = body.map(|(c, a)| {
+        let c = rw.rewrite(w, c);
+        let a: Vec<Def> = a.iter().map(|&x| rw.rewrite(w, x)).collect();
+        (c, a)
+    });
+    let mut next = 0;
+    while let Some(&(from, to)) = rw.lazy.as_ref().and_then(|l| l.made.get(next)) {
+        rw.rewrite_cont_into(w, from, to);
+        next += 1;
+    }
+    body
+}
+
 /// Clones the scope of `entry` (given: see [`ScopeIndex::reached_scope`]) as a new
 /// continuation taking the parameters of `entry` for which `args[i]` is `None`; the others
 /// are replaced by `args[i]`. Returns the clone. Only the continuations of the scope that
