@@ -84,13 +84,6 @@ pub struct Stats {
     pub rounds: u64,
 }
 
-impl Stats {
-    /// Whether anything changed.
-    pub fn changed(&self) -> bool {
-        self.specialized + self.reused + self.inlined + self.cff > 0
-    }
-}
-
 type Key = (Def, Vec<Option<Def>>);
 
 /// What a specialization made, and the streaks of specializations of the same callee in a
