@@ -23,6 +23,7 @@ struct Build {
     passes_ms: f64,
     defs_after_pe: u64,
     peak_mb: u64,
+    no_kernel: bool,
 }
 
 fn durin() -> PathBuf {
@@ -33,7 +34,8 @@ fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// Builds `program` once for `target`; `None` (with the error printed) if it failed.
+/// Builds `program` once for `target`; `None` (with the error printed) if it failed, a
+/// build marked `no_kernel` for a CPU program built for CUDA (no CUDA code to write).
 fn build(program: &Path, target: &str) -> Option<Build> {
     let (emit, ext) = if target == "cuda" {
         ("cuda", "cu")
@@ -62,6 +64,12 @@ fn build(program: &Path, target: &str) -> Option<Build> {
     let _ = std::fs::remove_file(&out);
     let err = String::from_utf8_lossy(&o.stderr);
     if !o.status.success() {
+        if err.contains("launches no GPU kernel") {
+            return Some(Build {
+                no_kernel: true,
+                ..Build::default()
+            });
+        }
         eprintln!("{} ({target}) failed:\n{err}", program.display());
         return None;
     }
@@ -101,6 +109,7 @@ fn best(program: &Path, target: &str, runs: usize) -> Option<Build> {
 
 fn row(name: &str, target: &str, b: Option<Build>) {
     match b {
+        Some(b) if b.no_kernel => println!("| {name} | {target} | no GPU kernel | | | | |"),
         Some(b) => println!(
             "| {name} | {target} | {:.0} | {:.0} | {:.0} | {} | {} |",
             b.wall_ms, b.pe_ms, b.passes_ms, b.defs_after_pe, b.peak_mb
