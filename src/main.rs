@@ -223,14 +223,6 @@ fn main() -> ExitCode {
     }
     // `run` keeps the process's exit handlers: the program it ran may have its own.
     let runs_program = matches!(cli.command, Command::Run { .. });
-    // `--time` on a compile ends with its wall time and peak memory (for `run`, the
-    // program's own would count too).
-    let total = match &cli.command {
-        Command::Check { compile, .. } | Command::Build { compile, .. } if compile.time => {
-            Some(std::time::Instant::now())
-        }
-        _ => None,
-    };
     let result = match cli.command {
         Command::Check {
             list_passes: true, ..
@@ -297,10 +289,5 @@ fn main() -> ExitCode {
                 .map(|()| 0)
         }
     };
-    if let Some(t) = total {
-        let peak = durin_driver::peak_memory_bytes()
-            .map_or_else(String::new, |b| format!(", peak memory {} MB", b >> 20));
-        eprintln!("   total: {:.3} ms{peak}", t.elapsed().as_secs_f64() * 1e3);
-    }
     durin_driver::exit(result.unwrap_or(1), runs_program)
 }

@@ -44,6 +44,8 @@ pub struct Session<'io> {
     sources: SourceMap,
     out: Sink<'io>,
     err: Sink<'io>,
+    /// When the session began (`--time` ends `check` and `build` with the time since).
+    started: Instant,
 }
 
 impl<'io> Session<'io> {
@@ -55,6 +57,18 @@ impl<'io> Session<'io> {
             sources: SourceMap::new(),
             out,
             err,
+            started: Instant::now(),
+        }
+    }
+
+    /// With `--time`, the time since the session began and the process's peak memory, as
+    /// the last line of a compile (for `run`, the program's own memory would count too).
+    fn say_total(&mut self) {
+        if self.options.time {
+            let peak = crate::peak_memory_bytes()
+                .map_or_else(String::new, |b| format!(", peak memory {} MB", b >> 20));
+            let ms = self.started.elapsed().as_secs_f64() * 1e3;
+            self.say(format_args!("   total: {ms:.3} ms{peak}"));
         }
     }
 
@@ -112,13 +126,14 @@ impl<'io> Session<'io> {
     /// Checks the program made of `files`: the frontend, then the pipeline the options ask
     /// for (none at level 0 unless `passes` names one). With `print_ir`, writes the IR.
     pub fn check(&mut self, files: &[PathBuf], print_ir: bool) -> Result<(), Failed> {
-        let c = self.compile(files, Purpose::Check)?;
-        if print_ir {
+        let c = self.compile(files, Purpose::Check);
+        if let (Ok(c), true) = (&c, print_ir) {
             let _ = self
                 .out
                 .write_all(durin_ir::text::print(&c.world).as_bytes());
         }
-        Ok(())
+        self.say_total();
+        c.map(|_| ())
     }
 
     /// Runs `main` of the program made of `files` with `args` after the program's name;
@@ -227,6 +242,13 @@ impl<'io> Session<'io> {
 
     /// Compiles the program made of `files` and writes `emit` to `output`.
     pub fn build(&mut self, files: &[PathBuf], emit: Emit, output: &Path) -> Result<(), Failed> {
+        let built = self.build_file(files, emit, output);
+        self.say_total();
+        built
+    }
+
+    /// `build` without the total time.
+    fn build_file(&mut self, files: &[PathBuf], emit: Emit, output: &Path) -> Result<(), Failed> {
         if output == Path::new("-") {
             return self.build_to_stdout(files, emit);
         }
@@ -309,7 +331,7 @@ impl<'io> Session<'io> {
         std::fs::create_dir_all(&dir)
             .map_err(|e| self.fail(fail(e, &format!("create `{}`", dir.display()))))?;
         let file = dir.join(format!("{stem}.{ext}"));
-        let built = self.build(files, emit, &file);
+        let built = self.build_file(files, emit, &file);
         let bytes = built.and_then(|()| {
             std::fs::read(&file)
                 .map_err(|e| self.fail(fail(e, &format!("read `{}`", file.display()))))
