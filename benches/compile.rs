@@ -6,7 +6,8 @@
 //!
 //! For each, the best of RUNS runs (by wall time) of `durin build --time --time-passes`:
 //! its wall time, the time of partial evaluation (both runs of `pe`), of all passes, the
-//! definitions after the first `pe`, and the peak memory. Run:
+//! definitions after the first `pe`, and the peak memory; then, for the same runs, the
+//! time of each pass and of LLVM. Run:
 //!
 //!   cargo bench --bench compile [-- FILTER]
 //!
@@ -24,7 +25,23 @@ struct Build {
     defs_after_pe: u64,
     peak_mb: u64,
     no_kernel: bool,
+    /// The time of each pass in [`PASSES`] (every run of it), then of the other passes.
+    per_pass: [f64; PASSES.len() + 1],
+    /// LLVM: lowering to LLVM IR and its optimizer; its code generation.
+    llvm_ms: f64,
+    codegen_ms: f64,
 }
+
+/// The passes the second table has a column for (the others are summed in one).
+const PASSES: [&str; 7] = [
+    "pe",
+    "simplify",
+    "mem2reg",
+    "dce",
+    "outline",
+    "kernels",
+    "closure-conv",
+];
 
 fn durin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_durin"))
@@ -91,7 +108,19 @@ fn build(program: &Path, target: &str) -> Option<Build> {
                 b.peak_mb = mb.parse().unwrap_or(0);
             }
             ["total:", ms, "ms"] => b.wall_ms = ms.parse().unwrap_or(0.0),
+            ["llvm:" | "llvm-opt:", ms, "ms", ..] => b.llvm_ms += ms.parse().unwrap_or(0.0),
+            ["codegen:", ms, "ms", ..] => b.codegen_ms = ms.parse().unwrap_or(0.0),
             _ => {}
+        }
+        // A line of `--time-passes`: a pass, its time and the definitions after it.
+        if let [name, ms, defs] = words.as_slice() {
+            if let (Ok(ms), Ok(_)) = (ms.parse::<f64>(), defs.parse::<u64>()) {
+                let at = PASSES
+                    .iter()
+                    .position(|p| p == name)
+                    .unwrap_or(PASSES.len());
+                b.per_pass[at] += ms;
+            }
         }
     }
     Some(b)
@@ -170,9 +199,31 @@ fn main() {
     println!();
     println!("| program | target | wall ms | pe ms | passes ms | defs after pe | peak MB |");
     println!("|---|---|---:|---:|---:|---:|---:|");
+    let mut builds = Vec::new();
     for p in &programs {
         for target in ["cuda", "cpu"] {
-            row(&p.display().to_string(), target, best(p, target, runs));
+            let b = best(p, target, runs);
+            row(&p.display().to_string(), target, b);
+            builds.push((p.display().to_string(), target, b));
+        }
+    }
+    println!();
+    println!("Time of each pass in the same runs, ms (every run of a pass summed), and LLVM's");
+    println!();
+    println!(
+        "| program | target | {} | other passes | LLVM IR and optimizer | code generation |",
+        PASSES.join(" | ")
+    );
+    println!("|---|---|{}---:|---:|---:|", "---:|".repeat(PASSES.len()));
+    for (name, target, b) in builds {
+        if let Some(b) = b.filter(|b| !b.no_kernel) {
+            let cells: Vec<String> = b.per_pass.iter().map(|t| format!("{t:.0}")).collect();
+            println!(
+                "| {name} | {target} | {} | {:.0} | {:.0} |",
+                cells.join(" | "),
+                b.llvm_ms,
+                b.codegen_ms
+            );
         }
     }
     if !"harris copies".contains(&filter) && !filter.is_empty() {
