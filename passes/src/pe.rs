@@ -578,8 +578,8 @@ impl Specializer<'_> {
     /// Specializes `target` for `args` (all of the jump's, `key` those substituted)
     /// straight into the jump of `k`, where its clone would be used only there and so
     /// inlined into it at once (the next step): the same code, without making the clone
-    /// and rewriting it again. Not where the clone would be a loop (a member of `target`'s
-    /// scope jumps to `target`) or `k` is in that scope; whether it did.
+    /// and rewriting it again. Not where the clone could be a loop
+    /// ([`Specializer::may_close_loop`]) or `k` is in `target`'s scope; whether it did.
     fn specialize_into(
         &mut self,
         k: Def,
@@ -588,12 +588,7 @@ impl Specializer<'_> {
         key: &[Option<Def>],
     ) -> Result<bool, Diagnostic> {
         let scope = self.index.scope(target);
-        let w = &*self.w;
-        if scope.contains(&k)
-            || scope
-                .iter()
-                .any(|&m| w.body(m).is_some_and(|(c, _)| c == target))
-        {
+        if scope.contains(&k) || self.may_close_loop(target, args, key, &scope) {
             return Ok(false);
         }
         self.spend_fuel(k, target)?;
@@ -618,6 +613,44 @@ impl Specializer<'_> {
         self.index.add(self.w, k);
         self.stats.inlined += 1;
         Ok(true)
+    }
+
+    /// Whether a jump inside `target`'s scope back to `target` could pass the very values
+    /// substituted for `args` (`key`), where [`specialize_in`] would make it a jump to the
+    /// clone (a loop). Each such jump's substituted arguments are rewritten with only
+    /// `target`'s parameters replaced: the clone's own rewriting differs only in giving the
+    /// scope's other continuations new parameters, which no value of the call can be, so
+    /// an argument that differs here differs there (`unroll`'s next counter does).
+    fn may_close_loop(
+        &mut self,
+        target: Def,
+        args: &[Def],
+        key: &[Option<Def>],
+        scope: &DefSet,
+    ) -> bool {
+        let back: Vec<Vec<Def>> = (scope.iter())
+            .filter_map(|&m| {
+                self.w
+                    .body(m)
+                    .filter(|(c, _)| *c == target)
+                    .map(|(_, a)| a.to_vec())
+            })
+            .collect();
+        if back.is_empty() {
+            return false;
+        }
+        let mut rw = Rewriter::with_cache(self.index.cache());
+        for (i, &a) in args.iter().enumerate() {
+            let p = self.w.param(target, i);
+            rw.map(p, a);
+        }
+        back.iter().any(|a| {
+            a.len() == key.len()
+                && key
+                    .iter()
+                    .zip(a)
+                    .all(|(s, &x)| s.is_none_or(|v| rw.rewrite(self.w, x) == v))
+        })
     }
 
     /// Records what specializing `target` at `site` for `args` made (the definitions from
