@@ -588,11 +588,12 @@ impl Specializer<'_> {
         key: &[Option<Def>],
     ) -> Result<bool, Diagnostic> {
         let scope = self.index.scope(target);
+        // (What the look for a loop makes counts as made here.)
+        let before = self.w.num_defs();
         if scope.contains(&k) || self.may_close_loop(target, args, key, &scope) {
             return Ok(false);
         }
         self.spend_fuel(k, target)?;
-        let before = self.w.num_defs();
         let body = substitute_body(self.w, target, args, &scope, self.index.cache());
         let expansion = self.made(k, target, key, before, scope);
         if self.growth.last().is_some_and(Growth::runaway) {
@@ -690,7 +691,9 @@ impl Specializer<'_> {
             Some((t, id)) if t == target => {
                 let g = self.growth[id as usize];
                 (
-                    if 2 * made >= 3 * g.made {
+                    // (Written into its call, a specialization may make nothing new: no
+                    // growth.)
+                    if made > 0 && 2 * made >= 3 * g.made {
                         g.streak + 1
                     } else {
                         0
