@@ -214,6 +214,18 @@ impl<'c> Rewriter<'c> {
         self.rewrite_body_into(w, from, to);
     }
 
+    /// Rewrites the bodies of the scope members cloned so far (lazily, see
+    /// [`specialize_in`]) into their clones, and of those that cloning reaches in turn;
+    /// gives the clones.
+    fn rewrite_made(&mut self, w: &mut World) -> Vec<Def> {
+        let mut clones = Vec::new();
+        while let Some(&(from, to)) = self.lazy.as_ref().and_then(|l| l.made.get(clones.len())) {
+            self.rewrite_cont_into(w, from, to);
+            clones.push(to);
+        }
+        clones
+    }
+
     /// Sets the body of `to` to that of `from`, rewritten.
     pub fn rewrite_body_into(&mut self, w: &mut World, from: Def, to: Def) {
         match w.body(from).map(|(c, a)| (c, a.to_vec())) {
@@ -735,7 +747,8 @@ fn closed_from(w: &World, conts: &DefSet, direct: &[(Vec<Def>, Vec<Def>)]) -> Fx
 /// jump of a continuation that is not `entry` (beta reduction of a specialization without
 /// the clone): the other continuations of its `scope` are cloned as rewriting reaches them,
 /// as [`specialize_in`] does. The caller sets the body; the scope must not hold that
-/// continuation, and no member of it may jump to `entry` (a loop needs its clone).
+/// continuation, and no jump of a member back to `entry` may pass the values substituted
+/// (where [`specialize_in`] would close a loop on its clone).
 pub fn substitute_body(
     w: &mut World,
     entry: Def,
@@ -759,11 +772,7 @@ pub fn substitute_body(
         let a: Vec<Def> = a.iter().map(|&x| rw.rewrite(w, x)).collect();
         (c, a)
     });
-    let mut next = 0;
-    while let Some(&(from, to)) = rw.lazy.as_ref().and_then(|l| l.made.get(next)) {
-        rw.rewrite_cont_into(w, from, to);
-        next += 1;
-    }
+    rw.rewrite_made(w);
     body
 }
 
@@ -812,12 +821,7 @@ pub fn specialize_in(
     }
     rw.rewrite_body_into(w, entry, clone);
     let mut made = vec![clone];
-    let mut next = 0;
-    while let Some(&(from, to)) = rw.lazy.as_ref().and_then(|l| l.made.get(next)) {
-        rw.rewrite_cont_into(w, from, to);
-        made.push(to);
-        next += 1;
-    }
+    made.extend(rw.rewrite_made(w));
     // A jump back to `entry` that passes the very values substituted here is a jump to
     // the clone: close the loop now (a later round would, but until then the clone
     // looks used once and would be inlined, peeling the loop forever).
