@@ -877,6 +877,44 @@ fn gpu_memory_given_back_is_taken_again_intact() {
     assert_eq!(run_on_gpu("tests/gpu/alloc_reuse.art"), "200 of 200\n");
 }
 
+/// `--time` shows what a run spent in NVRTC, in the kernel cache and loading modules; a
+/// second run of the same program compiles nothing and reads every module from the cache.
+#[test]
+#[ignore = "runs kernels on an NVIDIA GPU"]
+fn gpu_a_second_run_reads_every_kernel_from_the_cache() {
+    require_gpu();
+    let cache = std::env::temp_dir().join(format!("durin-kernel-cache-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&cache);
+    let exe = std::env::var_os("DURIN_BIN")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| std::path::PathBuf::from(env!("CARGO_BIN_EXE_durin")));
+    let run = || {
+        let out = std::process::Command::new(&exe)
+            .current_dir(common::root())
+            .env("DURIN_CACHE_DIR", &cache)
+            .args(["run", "--time", "tests/gpu/vector_add.art"])
+            .output()
+            .expect("durin runs");
+        let printed = ok(&out, "vector_add with --time");
+        (printed, String::from_utf8_lossy(&out.stderr).into_owned())
+    };
+    let (first, times) = run();
+    assert!(times.contains("(1 module compiled)"), "{times}");
+    assert!(
+        times.contains("(0 modules read from the kernel cache)"),
+        "{times}"
+    );
+    assert!(times.contains("(1 module loaded onto the GPU)"), "{times}");
+    let (second, times) = run();
+    assert!(times.contains("(0 modules compiled)"), "{times}");
+    assert!(
+        times.contains("(1 module read from the kernel cache)"),
+        "{times}"
+    );
+    assert_eq!(first, second);
+    let _ = std::fs::remove_dir_all(&cache);
+}
+
 #[test]
 #[ignore = "runs kernels on an NVIDIA GPU"]
 fn gpu_vector_add_equals_the_cpu() {

@@ -114,7 +114,9 @@ pub fn jit_main(
             if o.time {
                 report_times(err, &jit.timings, "jit");
             }
-            call_main(jit.address, params, returns_int, argv, o.time, err)
+            let code = call_main(jit.address, params, returns_int, argv, o.time, err);
+            report_modules(o, err);
+            code
         }
         Backend::Cranelift => {
             let copts = durin_backend_cranelift::Options {
@@ -133,12 +135,37 @@ pub fn jit_main(
                 );
                 let _ = writeln!(err, "     jit: {:.3} ms", t.codegen.as_secs_f64() * 1e3);
             }
-            call_main(jit.address, params, returns_int, argv, o.time, err)
+            let code = call_main(jit.address, params, returns_int, argv, o.time, err);
+            report_modules(o, err);
+            code
         }
         Backend::Interp => Err(error(
             "internal compiler error: the interpreter is not a JIT",
         )),
     }
+}
+
+/// With `--time` or `--time-passes`, after a run that launched CUDA kernels: the time the
+/// run spent getting its CUDA modules (compiled by NVRTC, or read from the kernel cache)
+/// and having the driver load them, all part of the run's time.
+fn report_modules(o: &Options, err: &mut dyn Write) {
+    let m = durin_runtime::cuda::module_loads();
+    let n = m.compiled + m.cached;
+    if !(o.time || o.time_passes) || n == 0 {
+        return;
+    }
+    let s = |n: u32| if n == 1 { "" } else { "s" };
+    let (c, k) = (m.compiled, m.cached);
+    let _ = writeln!(
+        err,
+        "   nvrtc: {:.3} ms ({c} module{} compiled)\n   cache: {:.3} ms ({k} module{} read from the kernel cache)\n    load: {:.3} ms ({n} module{} loaded onto the GPU)",
+        m.compile_us / 1e3,
+        s(c),
+        m.cached_us / 1e3,
+        s(k),
+        m.load_us / 1e3,
+        s(n)
+    );
 }
 
 /// Calls the compiled `main` at `address` (taking `params`) and returns the low

@@ -48,6 +48,8 @@ struct Device {
     /// The last kernel launched on the device and its place (zero-terminated strings that
     /// live as long as the program), for errors found later.
     last: Option<(usize, usize)>,
+    /// What getting and loading its modules took.
+    loads: ModuleLoads,
     /// The device's memory pool, where it has one: device memory is taken from it and
     /// given back to it in the order of the default stream, and what is given back stays
     /// in the pool for the next allocation (no new mapping of pages, no wait for the
@@ -55,6 +57,34 @@ struct Device {
     pool: Option<sys::CUmemoryPool>,
     /// The allocations taken from `pool`.
     pooled: HashSet<usize>,
+}
+
+/// What getting the program's CUDA modules took in this process (for `--time`): how many
+/// NVRTC compiled and how many came from the kernel cache, the time of each (cache reads
+/// and writes included), and the time the driver took to load them.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ModuleLoads {
+    pub compiled: u32,
+    pub compile_us: f64,
+    pub cached: u32,
+    pub cached_us: f64,
+    pub load_us: f64,
+}
+
+/// The modules got so far on every device (see [`ModuleLoads`]).
+pub fn module_loads() -> ModuleLoads {
+    let mut sum = ModuleLoads::default();
+    if let Some(s) = state().as_ref() {
+        for d in s.devices.values() {
+            let l = &d.loads;
+            sum.compiled += l.compiled;
+            sum.compile_us += l.compile_us;
+            sum.cached += l.cached;
+            sum.cached_us += l.cached_us;
+            sum.load_us += l.load_us;
+        }
+    }
+    sum
 }
 
 #[derive(Default)]
@@ -178,6 +208,7 @@ impl State {
                         modules: HashMap::new(),
                         functions: HashMap::new(),
                         last: None,
+                        loads: ModuleLoads::default(),
                         pool,
                         pooled: HashSet::new(),
                     },
@@ -693,12 +724,23 @@ unsafe fn function(
         Some(&m) => m,
         None => {
             let source = c_text(module);
-            let (cubin, _) = nvrtc::cached_cubin(&source, &d.arch)?;
+            let t = std::time::Instant::now();
+            let (cubin, origin) = nvrtc::cached_cubin(&source, &d.arch)?;
+            let us = t.elapsed().as_secs_f64() * 1e6;
+            if origin == nvrtc::Origin::Compiled {
+                d.loads.compiled += 1;
+                d.loads.compile_us += us;
+            } else {
+                d.loads.cached += 1;
+                d.loads.cached_us += us;
+            }
+            let t = std::time::Instant::now();
             let mut m = std::ptr::null_mut();
             check(
                 sys::cuModuleLoadData(&mut m, cubin.as_ptr().cast()),
                 "cannot load the compiled kernels",
             )?;
+            d.loads.load_us += t.elapsed().as_secs_f64() * 1e6;
             d.modules.insert(module as usize, m);
             m
         }

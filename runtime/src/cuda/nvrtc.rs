@@ -10,7 +10,7 @@
 
 use cudarc::nvrtc::{result, sys};
 use std::ffi::CString;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// The file NVRTC 13 is.
 const LIBRARY: &str = "libnvrtc.so.13";
@@ -235,8 +235,17 @@ pub enum Origin {
 
 /// The cubin of `source` for `arch`, from the cache when it holds it.
 pub fn cached_cubin(source: &str, arch: &str) -> Result<(Vec<u8>, Origin), String> {
+    cached_cubin_in(cache_dir().as_deref(), source, arch)
+}
+
+/// [`cached_cubin`] with the cache in `dir` (none: compile every time).
+pub fn cached_cubin_in(
+    dir: Option<&Path>,
+    source: &str,
+    arch: &str,
+) -> Result<(Vec<u8>, Origin), String> {
     let (major, minor) = version()?;
-    let Some(dir) = cache_dir() else {
+    let Some(dir) = dir else {
         return Ok((compile(source, arch, true)?, Origin::Compiled));
     };
     let key = format!(
@@ -277,6 +286,44 @@ mod tests {
         assert_eq!(check_arch("sm_90a"), Ok(90));
         assert!(check_arch("compute_90").is_err());
         assert!(check_arch("sm_x").is_err());
+    }
+
+    /// A second compile of the same source for the same architecture reads the cache; a
+    /// new architecture, or a cached source that differs from the one asked for (as after
+    /// a collision of hashes), compiles again.
+    #[test]
+    fn the_cache_serves_the_same_source_and_architecture_only() {
+        assert!(
+            available(),
+            "NVRTC is not found (run the tests through ./scripts/test, which installs it)"
+        );
+        let dir = std::env::temp_dir().join(format!("durin-cache-test-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let source = "extern \"C\" __global__ void twice(float* p) { p[threadIdx.x] *= 2.0f; }";
+        let get = |arch| cached_cubin_in(Some(&dir), source, arch).expect("compiles");
+        let (first, how) = get("sm_90");
+        assert_eq!(how, Origin::Compiled);
+        assert!(!first.is_empty());
+        let (again, how) = get("sm_90");
+        assert_eq!(how, Origin::Cached);
+        assert_eq!(again, first);
+        assert_eq!(get("sm_80").1, Origin::Compiled);
+        assert_eq!(get("sm_80").1, Origin::Cached);
+        // Another text under the same key: the cached source no longer matches.
+        for e in std::fs::read_dir(&dir)
+            .expect("the cache was written")
+            .flatten()
+        {
+            if e.path().extension().is_some_and(|x| x == "cu") {
+                std::fs::write(e.path(), "// another program").unwrap();
+            }
+        }
+        assert_eq!(get("sm_90").1, Origin::Compiled);
+        assert_eq!(get("sm_90").1, Origin::Cached);
+        // Without a cache, every request compiles.
+        let none = cached_cubin_in(None, source, "sm_90").expect("compiles");
+        assert_eq!(none.1, Origin::Compiled);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
