@@ -293,6 +293,32 @@ fn check_accepts_every_gpu_program_at_every_level() {
     }
 }
 
+/// Launches of the same code share one kernel. tests/gpu/harris_operators.art runs nine
+/// operators: the three smoothings (the same Gaussian on three images) are one kernel, the
+/// two squares (`a * a` of `ix` and of `iy`) one, the two Sobel filters (other masks), the
+/// product and the response one each: six kernels, and nine launches of them.
+#[test]
+fn launches_of_the_same_code_share_one_kernel() {
+    let p = "tests/gpu/harris_operators.art";
+    let cuda = ok(
+        &durin(&["build", "--emit", "cuda", "-o", "/dev/stdout", p]),
+        p,
+    );
+    assert_eq!(cuda.matches("__global__").count(), 6, "{cuda}");
+    let host = ok(
+        &durin(&["build", "--emit", "llvm-ir", "-o", "/dev/stdout", p]),
+        p,
+    );
+    let launches = (host.lines())
+        .filter(|l| l.contains("call") && l.contains("@durin_cuda_launch("))
+        .count();
+    assert_eq!(launches, 9, "{host}");
+    for i in 0..6 {
+        assert!(host.contains(&format!("c\"kernel_{i}\\00\"")), "{host}");
+    }
+    assert!(!host.contains("c\"kernel_6\\00\""), "{host}");
+}
+
 #[test]
 fn the_cuda_text_shows_restrict_const_launch_bounds_and_shared_memory() {
     let cuda = |p: &str| {

@@ -19,7 +19,9 @@ use crate::closure_conv;
 use crate::context::{Pass, PassContext};
 use crate::rewrite::ScopeIndex;
 use durin_diag::{Diagnostic, Span};
+use durin_ir::equiv::same_code;
 use durin_ir::{AddrSpace, Def, Kernel, Launch, Node, TypeKind, World};
+use rustc_hash::FxHashMap;
 
 /// The pass `kernels`.
 pub(crate) struct Kernels;
@@ -75,45 +77,54 @@ fn run(w: &mut World, cx: &mut PassContext<'_>) -> Result<(), Diagnostic> {
     let allocated = allocation_results(w, live.conts());
     // Outlining (which every native pipeline runs before this pass) has checked that each
     // kernel is a known, closed continuation.
-    let (mut kernels, bases): (Vec<Kernel>, Vec<Captured>) = launches
+    let (kernels, bases): (Vec<Kernel>, Vec<Captured>) = launches
         .iter()
         .map(|l| launched_kernel(w, l, &allocated))
         .unzip();
-    // The device world: the kernels are its only entries.
+    // Launches of the same code, with the same facts about its parameters, share one
+    // kernel: partial evaluation makes a library operator's kernel apart for each image it
+    // runs on (a pyramid's levels), and each copy would cost NVRTC its time again.
+    let (first, unique) = shared_kernels(w, &kernels);
+    // The device world: the distinct kernels are its only entries.
     let mut device = w.clone();
     device.clear_externals();
-    for k in &kernels {
-        device.make_external(k.def);
+    for &i in &unique {
+        device.make_external(kernels[i].def);
     }
     // Kernels are first-order, like host code: closure elimination is the device pipeline.
     let (device, moved, _) = closure_conv::run(&device)?;
-    for k in &mut kernels {
+    let mut compiled: Vec<Kernel> = Vec::with_capacity(unique.len());
+    for &i in &unique {
+        let mut k = kernels[i].clone();
         k.def = moved.get(k.def).ok_or_else(|| {
             Diagnostic::error_at(
                 w.loc(k.def),
                 "internal compiler error: a kernel was lost in the device pipeline",
             )
         })?;
-    }
-    // A pointer made from an integer may alias any other: no parameter is unaliased then.
-    for k in &mut kernels {
+        // A pointer made from an integer may alias any other: no parameter is unaliased then.
         if makes_pointers(&device, k.def) {
             k.restrict.iter_mut().for_each(|r| *r = false);
         }
+        compiled.push(k);
     }
-    let module = codegen.compile(&device, &kernels)?;
-    if module.kernel_names.len() != launches.len() {
+    let module = codegen.compile(&device, &compiled)?;
+    if module.kernel_names.len() != compiled.len() {
         return Err(Diagnostic::error_at(
             None,
             "internal compiler error: the device code generator did not name every kernel",
         ));
     }
+    // Each launch's kernel and its name in the module.
+    let (kernels, names): (Vec<Kernel>, Vec<String>) = (first.iter())
+        .map(|&u| (compiled[u].clone(), module.kernel_names[u].clone()))
+        .unzip();
     // The buffers of each kernel, where the caller asked for them (`--report shm`).
     if cx.findings.wants_kernels() {
         for ((((k, l), name), bases), &loc) in kernels
             .iter()
             .zip(&launches)
-            .zip(&module.kernel_names)
+            .zip(&names)
             .zip(&bases)
             .zip(&locs)
         {
@@ -134,10 +145,31 @@ fn run(w: &mut World, cx: &mut PassContext<'_>) -> Result<(), Diagnostic> {
     }
     let src = string_global(w, &module.source, "cuda_module");
     let launch_fn = launch_function(w);
-    for ((l, name), at) in launches.iter().zip(&module.kernel_names).zip(&places) {
+    for ((l, name), at) in launches.iter().zip(&names).zip(&places) {
         rewrite(w, l, launch_fn, src, name, at);
     }
     Ok(())
+}
+
+/// Which of `kernels` are compiled: for each launch, the position in the second list (of
+/// the launches whose kernels are compiled) of the first launch of the same code with the
+/// same unaliased parameters and block size.
+fn shared_kernels(w: &World, kernels: &[Kernel]) -> (Vec<usize>, Vec<usize>) {
+    let defs: Vec<Def> = kernels.iter().map(|k| k.def).collect();
+    let code = same_code(w, &defs);
+    let mut position: FxHashMap<(usize, &[bool], Option<[u32; 3]>), usize> = FxHashMap::default();
+    let mut unique = Vec::new();
+    let first = (kernels.iter().zip(&code).enumerate())
+        .map(|(i, (k, &c))| {
+            *position
+                .entry((c, &k.restrict, k.block))
+                .or_insert_with(|| {
+                    unique.push(i);
+                    unique.len() - 1
+                })
+        })
+        .collect();
+    (first, unique)
 }
 
 /// Whether the code `entry` reaches (its body, the continuations it jumps to or passes, and
