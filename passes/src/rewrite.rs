@@ -265,6 +265,32 @@ pub struct UseCache {
     stack: Vec<(Def, bool)>,
     /// The table of the last [`Rewriter`] made with this cache, empty, for the next one.
     spare: FxHashMap<Def, Def>,
+    /// The uses [`UseCache::push_direct_uses`] collects, kept between calls.
+    scratch: Vec<Def>,
+}
+
+/// The direct uses (see [`UseCache::direct_uses`]) of a list of continuations, in flat
+/// lists cut per continuation: no allocation per continuation.
+#[derive(Default)]
+pub struct DirectUses {
+    conts: Vec<Def>,
+    conts_end: Vec<u32>,
+    params: Vec<Def>,
+    params_end: Vec<u32>,
+}
+
+impl DirectUses {
+    /// The continuations that continuation number `i` of the list uses directly, sorted.
+    pub fn conts(&self, i: usize) -> &[Def] {
+        let start = if i == 0 { 0 } else { self.conts_end[i - 1] };
+        &self.conts[start as usize..self.conts_end[i] as usize]
+    }
+
+    /// The parameters that continuation number `i` of the list uses directly, sorted.
+    pub fn params(&self, i: usize) -> &[Def] {
+        let start = if i == 0 { 0 } else { self.params_end[i - 1] };
+        &self.params[start as usize..self.params_end[i] as usize]
+    }
 }
 
 /// A set of [`UseCache`], in twelve bytes (the table has an entry per def of the world):
@@ -329,6 +355,25 @@ impl UseCache {
         all.into_iter().partition(|&d| w.node(d) == Node::Cont)
     }
 
+    /// [`UseCache::direct_uses`] of `k`, appended to `out` as its next continuation.
+    pub fn push_direct_uses(&mut self, w: &World, k: Def, out: &mut DirectUses) {
+        let mut all = std::mem::take(&mut self.scratch);
+        all.clear();
+        self.each_direct_use(w, k, |d| all.push(d));
+        all.sort_unstable();
+        all.dedup();
+        for &d in &all {
+            if w.node(d) == Node::Cont {
+                out.conts.push(d);
+            } else {
+                out.params.push(d);
+            }
+        }
+        out.conts_end.push(out.conts.len() as u32);
+        out.params_end.push(out.params.len() as u32);
+        self.scratch = all;
+    }
+
     /// Calls `f` with each continuation and parameter that the body (and filters) of `k`
     /// reach directly, as [`UseCache::direct_uses`] finds them but with repeats and
     /// without collecting them. An operand whose set is an earlier operand's (operands
@@ -365,8 +410,10 @@ impl UseCache {
     /// directly or through the continuations they reference. Closed continuations are
     /// top-level functions.
     pub fn closed(&mut self, w: &World, conts: &DefSet) -> FxHashMap<Def, bool> {
-        let direct: Vec<(Vec<Def>, Vec<Def>)> =
-            conts.iter().map(|&c| self.direct_uses(w, c)).collect();
+        let mut direct = DirectUses::default();
+        for &c in conts {
+            self.push_direct_uses(w, c, &mut direct);
+        }
         closed_from(w, conts, &direct)
     }
 
@@ -570,13 +617,11 @@ impl ScopeIndex {
     pub fn rebuild_closed(&mut self, w: &World, conts: &DefSet) -> FxHashMap<Def, bool> {
         self.param_users.clear();
         self.referenced_by.clear();
-        let direct: Vec<(Vec<Def>, Vec<Def>)> = (conts.iter())
-            .map(|&k| {
-                let uses = self.cache.direct_uses(w, k);
-                self.record(w, k, &uses);
-                uses
-            })
-            .collect();
+        let mut direct = DirectUses::default();
+        for (i, &k) in conts.iter().enumerate() {
+            self.cache.push_direct_uses(w, k, &mut direct);
+            self.record(w, k, direct.conts(i), direct.params(i));
+        }
         closed_from(w, conts, &direct)
     }
 
@@ -598,12 +643,12 @@ impl ScopeIndex {
 
     /// [`ScopeIndex::add`], returning the continuations `k` references (each once).
     fn add_referenced(&mut self, w: &World, k: Def) -> Vec<Def> {
-        let uses = self.cache.direct_uses(w, k);
-        self.record(w, k, &uses);
-        uses.0
+        let (conts, params) = self.cache.direct_uses(w, k);
+        self.record(w, k, &conts, &params);
+        conts
     }
 
-    fn record(&mut self, w: &World, k: Def, (conts, params): &(Vec<Def>, Vec<Def>)) {
+    fn record(&mut self, w: &World, k: Def, conts: &[Def], params: &[Def]) {
         let mut owner = None;
         for &p in params {
             self.param_users.add_param_user(w, &mut owner, p, k);
@@ -653,31 +698,29 @@ pub fn closed_conts(w: &World, conts: &DefSet) -> FxHashMap<Def, bool> {
     UseCache::default().closed(w, conts)
 }
 
-fn closed_from(w: &World, conts: &DefSet, direct: &[(Vec<Def>, Vec<Def>)]) -> FxHashMap<Def, bool> {
+fn closed_from(w: &World, conts: &DefSet, direct: &DirectUses) -> FxHashMap<Def, bool> {
     let n = conts.len();
-    // The references between members, by position; and who references each member, as
+    // The references between members, by position, and who references each member: each
     // one flat list cut per member.
-    let refs: Vec<Vec<u32>> = direct
-        .iter()
-        .enumerate()
-        .map(|(i, (cs, _))| {
-            let to = cs.iter().filter_map(|c| conts.get_index_of(c));
-            to.filter(|&j| j != i).map(|j| j as u32).collect()
-        })
-        .collect();
+    let mut refs: Vec<u32> = Vec::new();
+    let mut refs_start = vec![0u32; n + 1];
+    for i in 0..n {
+        let to = direct.conts(i).iter().filter_map(|c| conts.get_index_of(c));
+        refs.extend(to.filter(|&j| j != i).map(|j| j as u32));
+        refs_start[i + 1] = refs.len() as u32;
+    }
+    let refs_of = |i: usize| &refs[refs_start[i] as usize..refs_start[i + 1] as usize];
     let mut start = vec![0u32; n + 1];
-    for r in &refs {
-        for &j in r {
-            start[j as usize + 1] += 1;
-        }
+    for &j in &refs {
+        start[j as usize + 1] += 1;
     }
     for i in 0..n {
         start[i + 1] += start[i];
     }
     let mut fill = start.clone();
     let mut referrers = vec![0u32; start[n] as usize];
-    for (i, r) in refs.iter().enumerate() {
-        for &j in r {
+    for i in 0..n {
+        for &j in refs_of(i) {
             referrers[fill[j as usize] as usize] = i as u32;
             fill[j as usize] += 1;
         }
@@ -685,12 +728,9 @@ fn closed_from(w: &World, conts: &DefSet, direct: &[(Vec<Def>, Vec<Def>)]) -> Fx
     // The continuations whose parameters each member uses without binding them (its own
     // are bound): a parameter is free exactly when its continuation is, so the sets are as
     // small as the nesting is deep. Grown to a fixed point.
-    let mut free: Vec<Vec<Def>> = conts
-        .iter()
-        .zip(direct)
-        .map(|(&c, (_, ps))| {
-            let mut owners: Vec<Def> = ps
-                .iter()
+    let mut free: Vec<Vec<Def>> = (conts.iter().enumerate())
+        .map(|(i, &c)| {
+            let mut owners: Vec<Def> = (direct.params(i).iter())
                 .map(|&p| w.ops(p)[0])
                 .filter(|&o| o != c)
                 .collect();
@@ -713,7 +753,7 @@ fn closed_from(w: &World, conts: &DefSet, direct: &[(Vec<Def>, Vec<Def>)]) -> Fx
         for &o in &free[i] {
             marked[o.index()] = true;
         }
-        for &j in &refs[i] {
+        for &j in refs_of(i) {
             for &o in &free[j as usize] {
                 if !marked[o.index()] {
                     marked[o.index()] = true;
