@@ -566,11 +566,10 @@ impl Specializer<'_> {
     }
 
     /// Specializes `target` for `args`, remembering where the new continuations came from.
-    fn clone_of(&mut self, site: Def, target: Def, args: &[Option<Def>]) -> Def {
+    fn clone_of(&mut self, site: Def, target: Def, args: &[Option<Def>], scope: &DefSet) -> Def {
         let name = self.w.name(target).unwrap_or("k").to_string();
         let before = self.w.num_defs();
-        let scope = self.index.scope(target);
-        let c = specialize_in(self.w, target, args, &name, &scope, self.index.cache());
+        let c = specialize_in(self.w, target, args, &name, scope, self.index.cache());
         self.made(site, target, args, before, scope);
         c
     }
@@ -586,15 +585,15 @@ impl Specializer<'_> {
         target: Def,
         args: &[Def],
         key: &[Option<Def>],
+        scope: &DefSet,
     ) -> Result<bool, Diagnostic> {
-        let scope = self.index.scope(target);
         // (What the look for a loop makes counts as made here.)
         let before = self.w.num_defs();
-        if scope.contains(&k) || self.may_close_loop(target, args, key, &scope) {
+        if scope.contains(&k) || self.may_close_loop(target, args, key, scope) {
             return Ok(false);
         }
         self.spend_fuel(k, target)?;
-        let body = substitute_body(self.w, target, args, &scope, self.index.cache());
+        let body = substitute_body(self.w, target, args, scope, self.index.cache());
         let expansion = self.made(k, target, key, before, scope);
         if self.growth.last().is_some_and(Growth::runaway) {
             return Err(self.out_of_fuel(k, target));
@@ -663,7 +662,7 @@ impl Specializer<'_> {
         target: Def,
         args: &[Option<Def>],
         before: usize,
-        scope: DefSet,
+        scope: &DefSet,
     ) -> Option<durin_ir::Expansion> {
         // A large clone costs more fuel: specializing on values that are not constant can
         // nest each clone in the next, and copying them all again doubles the work.
@@ -714,7 +713,7 @@ impl Specializer<'_> {
         self.fuel_left = self.fuel_left.saturating_sub(extra);
         // The originals are templates now: their jumps are specialized in the clones, not
         // in them (specializing inside a template would be copied into every clone).
-        self.templates.extend(scope);
+        self.templates.extend(scope.iter().copied());
         // The clones expand the call at `site`, inside the expansion the site is in.
         let (at, parent) = self.w.jump_place(site);
         let expansion = at.map(|at| self.w.new_expansion(at, parent)).or(parent);
@@ -755,12 +754,14 @@ impl Specializer<'_> {
                 self.stats.reused += 1;
                 (c, false)
             }
-            None if self.opts.inline_once && self.specialize_into(k, target, args, &key.1)? => {
-                return Ok(true);
-            }
             None => {
+                // The scope both ways of specializing copy (computed once).
+                let scope = self.index.scope(target);
+                if self.opts.inline_once && self.specialize_into(k, target, args, &key.1, &scope)? {
+                    return Ok(true);
+                }
                 self.spend_fuel(k, target)?;
-                let c = self.clone_of(k, target, &key.1);
+                let c = self.clone_of(k, target, &key.1, &scope);
                 if self.growth.last().is_some_and(Growth::runaway) {
                     return Err(self.out_of_fuel(k, target));
                 }

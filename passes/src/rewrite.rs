@@ -348,11 +348,9 @@ impl UseCache {
     /// The continuations and parameters that the body (and filters) of continuation `k`
     /// reach directly: through structural defs, not through other continuations.
     pub fn direct_uses(&mut self, w: &World, k: Def) -> (Vec<Def>, Vec<Def>) {
-        let mut all: Vec<Def> = Vec::new();
-        self.each_direct_use(w, k, |d| all.push(d));
-        all.sort_unstable();
-        all.dedup();
-        all.into_iter().partition(|&d| w.node(d) == Node::Cont)
+        let mut one = DirectUses::default();
+        self.push_direct_uses(w, k, &mut one);
+        (one.conts, one.params)
     }
 
     /// [`UseCache::direct_uses`] of `k`, appended to `out` as its next continuation.
