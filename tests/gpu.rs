@@ -319,6 +319,53 @@ fn launches_of_the_same_code_share_one_kernel() {
     assert!(!host.contains("c\"kernel_6\\00\""), "{host}");
 }
 
+/// Launches whose kernels are the same code up to the host's values they use are
+/// specialized once: after partial evaluation, each such kernel only calls one function
+/// with its own values. tests/gpu/shared_code.art launches `fill` three times with the
+/// same code and once with another constant, and `scale` twice: of six kernels, three call
+/// one function and two another. (Its results are checked with the other GPU programs'.)
+#[test]
+fn partial_evaluation_specializes_the_code_of_launches_once() {
+    let p = "tests/gpu/shared_code.art";
+    let ir = ok(
+        &durin(&["check", "--passes", "pe,dce", "--print-after", "dce", p]),
+        p,
+    );
+    let ir = ir.split("// ----- after pe-info").next().unwrap();
+    let lines: Vec<&str> = ir.lines().collect();
+    // The kernel of each launch: its next-to-last argument.
+    let kernels: Vec<&str> = (lines.iter())
+        .filter(|l| l.trim_start().starts_with("jump launch:"))
+        .map(|l| {
+            let args = l.rsplit("))(").next().unwrap().trim_end_matches(')');
+            let args: Vec<&str> = args.split(", ").collect();
+            args[args.len() - 2]
+        })
+        .collect();
+    assert_eq!(kernels.len(), 6, "{ir}");
+    // Which function each kernel calls with its own memory first and return point last.
+    let mut callers: std::collections::BTreeMap<&str, usize> = Default::default();
+    for k in &kernels {
+        let at = (lines.iter())
+            .position(|l| l.starts_with(&format!("cont {k}(")))
+            .unwrap_or_else(|| panic!("no {k} in {ir}"));
+        let params: Vec<&str> = (lines[at].split('(').nth(1).unwrap().split(", "))
+            .map(|p| p.split(':').next().unwrap())
+            .collect();
+        let jump = (lines[at + 1..].iter())
+            .find(|l| l.trim_start().starts_with("jump "))
+            .unwrap();
+        let (callee, args) = jump.trim_start()["jump ".len()..].split_once('(').unwrap();
+        let args: Vec<&str> = args.trim_end_matches(')').split(", ").collect();
+        if args.first() == Some(&params[0]) && args.last() == Some(&params[1]) {
+            *callers.entry(callee).or_default() += 1;
+        }
+    }
+    let mut shared: Vec<usize> = callers.values().copied().filter(|&n| n > 1).collect();
+    shared.sort();
+    assert_eq!(shared, [2, 3], "{callers:?}\n{ir}");
+}
+
 #[test]
 fn the_cuda_text_shows_restrict_const_launch_bounds_and_shared_memory() {
     let cuda = |p: &str| {
@@ -396,6 +443,11 @@ fn gpu_program_outputs() -> Vec<(&'static str, String)> {
                 .to_string(),
         ),
         ("tests/gpu/vector_add.art", "1048576\n".to_string()),
+        // Launches sharing code each write their own buffer (the third half of it).
+        (
+            "tests/gpu/shared_code.art",
+            "1024 1024 512 1024 1024\n".to_string(),
+        ),
         ("tests/gpu/streaming_store.art", "1048576\n".to_string()),
         ("tests/gpu/reverse_block.art", "1024\n".to_string()),
         // Every lane of both vector kernels' results (2 x 4096) is right.

@@ -1,13 +1,15 @@
 //! Alpha-equivalence of worlds: the same program up to the choice of keys and debug names;
-//! and of code within one world: the functions that are the same code ([`same_code`]).
+//! and of code within one world: the functions that are the same code ([`same_code`]), and
+//! the functions that are the same code up to the values they take from the code around
+//! them ([`open_code`]).
 
 use crate::def::{Def, Node};
-use crate::types::Type;
+use crate::types::{Type, TypeKind};
 use crate::world::World;
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 /// One step of the canonical walk of the code a function reaches (see [`same_code`]).
-#[derive(PartialEq, Eq, Hash)]
+#[derive(Clone, PartialEq, Eq, Hash)]
 enum Step {
     /// A def taken as itself: a constant without operands, a global or a continuation
     /// without a body (an import).
@@ -16,6 +18,8 @@ enum Step {
     Def(Node, Type, u32),
     /// An operand: the number of a def reached before, in the order of the walk.
     Op(u32),
+    /// The next def reached is a value of the code around (see [`open_code`]) of this type.
+    Hole(Type),
 }
 
 /// The canonical form of the code `entry` reaches through operands: its defs numbered in
@@ -51,6 +55,176 @@ fn canonical(w: &World, entry: Def) -> Vec<Step> {
         }
     }
     steps
+}
+
+/// The code a function runs, up to the values it takes from the code around it: the key
+/// of [`open_code`].
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct OpenForm(Vec<Step>);
+
+/// A function's code with the values it takes from the code around it set apart (see
+/// [`open_code`]).
+pub struct OpenCode {
+    /// Equal for two functions exactly when each is the other's code with its own holes.
+    pub form: OpenForm,
+    /// The values of the code around, in the order the form numbers them.
+    pub holes: Vec<Def>,
+    /// The continuations the code is made of, the entry first: those to copy for a
+    /// function that takes the holes as parameters.
+    pub conts: Vec<Def>,
+}
+
+/// How a def reached from a function depends on parameters.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Reach {
+    /// On none: a constant.
+    Static,
+    /// Only on parameters of continuations the code does not contain: the code around's.
+    Around,
+    /// On the code's own parameters, or a continuation of the code.
+    Inner,
+}
+
+/// The code `entry` (a continuation with a body) reaches, with the *holes* set apart: the
+/// largest values of the code around that it uses, each computed from parameters of
+/// continuations the code does not contain and from constants only. The code is made of
+/// `entry` and the continuations with bodies it reaches through operands (imports,
+/// constants and globals are taken as themselves); parameters of other continuations are
+/// the code around's. (Closed functions are code too, not taken as themselves: partial
+/// evaluation makes a copy of a library's lambda for each call it specializes.) Tuples, structs, arrays and
+/// the compile-time markers of the code around are taken apart into their components
+/// (a constant in them stays visible), never a hole.
+///
+/// Two functions with the same [`OpenCode::form`] are each other's code with their own
+/// holes: a function taking the holes as parameters, made once, is both. `None` when a hole
+/// could not be a parameter of a kernel: the memory token or a value holding a
+/// continuation (a closure, a block of the code around).
+pub fn open_code(w: &World, entry: Def) -> Option<OpenCode> {
+    let leaf = |d: Def| {
+        let node = w.node(d);
+        d != entry
+            && (w.ops(d).is_empty()
+                || matches!(node, Node::Global { .. })
+                || (node == Node::Cont && w.body(d).is_none()))
+    };
+    // The code's continuations, and every def reached, operands before their users (a
+    // parameter's continuation is not followed: it is reached only where used itself).
+    let mut conts = FxHashSet::default();
+    let mut post = Vec::new();
+    let mut seen = FxHashSet::default();
+    let mut stack = vec![(entry, false)];
+    while let Some((d, expanded)) = stack.pop() {
+        if expanded {
+            post.push(d);
+            continue;
+        }
+        if !seen.insert(d) {
+            continue;
+        }
+        stack.push((d, true));
+        if leaf(d) || matches!(w.node(d), Node::Param(_)) {
+            continue;
+        }
+        if w.node(d) == Node::Cont {
+            conts.insert(d);
+        }
+        for &o in w.ops(d) {
+            if !seen.contains(&o) {
+                stack.push((o, false));
+            }
+        }
+    }
+    // Operands come first in `post`, but for a continuation the walk is still inside
+    // (a cycle): continuations and parameters are classified by `conts` alone.
+    let mut reach: FxHashMap<Def, Reach> = FxHashMap::default();
+    let direct = |d: Def| match w.node(d) {
+        Node::Cont if conts.contains(&d) => Some(Reach::Inner),
+        Node::Param(_) if conts.contains(&w.ops(d)[0]) => Some(Reach::Inner),
+        Node::Param(_) => Some(Reach::Around),
+        _ if leaf(d) => Some(Reach::Static),
+        _ => None,
+    };
+    for &d in &post {
+        let r = direct(d).unwrap_or_else(|| {
+            (w.ops(d).iter())
+                .map(|o| {
+                    reach
+                        .get(o)
+                        .copied()
+                        .or_else(|| direct(*o))
+                        .unwrap_or(Reach::Inner)
+                })
+                .max_by_key(|r| *r as u8)
+                .unwrap_or(Reach::Static)
+        });
+        reach.insert(d, r);
+    }
+    let apart = |d: Def| {
+        matches!(
+            w.node(d),
+            Node::Tuple
+                | Node::Struct
+                | Node::Array
+                | Node::Insert
+                | Node::Known
+                | Node::Run
+                | Node::Hlt
+        )
+    };
+    let mut number: FxHashMap<Def, u32> = FxHashMap::default();
+    let mut order = vec![entry];
+    number.insert(entry, 0);
+    let mut steps = Vec::new();
+    let mut holes = Vec::new();
+    let mut code = Vec::new();
+    let mut i = 0;
+    while let Some(&d) = order.get(i) {
+        i += 1;
+        if reach[&d] == Reach::Around && !apart(d) {
+            if !passable(w, w.type_of(d)) {
+                return None;
+            }
+            steps.push(Step::Hole(w.type_of(d)));
+            holes.push(d);
+            continue;
+        }
+        if w.node(d) == Node::Cont {
+            code.push(d);
+        }
+        let ops = w.ops(d);
+        steps.push(Step::Def(w.node(d), w.type_of(d), ops.len() as u32));
+        for &o in ops {
+            if leaf(o) {
+                steps.push(Step::Leaf(o));
+                continue;
+            }
+            let n = *number.entry(o).or_insert_with(|| {
+                order.push(o);
+                order.len() as u32 - 1
+            });
+            steps.push(Step::Op(n));
+        }
+    }
+    Some(OpenCode {
+        form: OpenForm(steps),
+        holes,
+        conts: code,
+    })
+}
+
+/// Whether a value of type `t` can be passed to a kernel: no memory token, no continuation
+/// in it.
+fn passable(w: &World, t: Type) -> bool {
+    match w.kind(t) {
+        TypeKind::Mem | TypeKind::Cont(_) => false,
+        TypeKind::Array { elem, .. } => passable(w, *elem),
+        TypeKind::Tuple(_) | TypeKind::Struct(_) => (w.types())
+            .components(t)
+            .unwrap_or_default()
+            .into_iter()
+            .all(|c| passable(w, c)),
+        _ => true,
+    }
 }
 
 /// For each function of `entries` (continuations with bodies), the index of the first
@@ -114,7 +288,7 @@ pub fn alpha_equivalent(a: &World, b: &World) -> Result<(), String> {
 
 #[cfg(test)]
 mod tests {
-    use super::{alpha_equivalent, same_code};
+    use super::{alpha_equivalent, open_code, same_code};
     use crate::{ArithOp, Def, World};
 
     /// A function `cn(i32, cn(i32))` that counts from its argument by `step` in a loop and
@@ -162,6 +336,68 @@ mod tests {
         let swapped = w.arith(ArithOp::Sub, step, r);
         w.set_body(next, head, &[swapped]);
         assert_eq!(same_code(&w, &[fs[0], f]), [0, 1]);
+    }
+
+    /// A kernel `cn(mem, cn(mem))` that passes `value` and `(value, 7)` to `sink` (an import
+    /// `cn(mem, i32, (i32, i32), cn(mem))`) through a local function of its own.
+    fn kernel(w: &mut World, value: Def, sink: Def) -> Def {
+        let mem = w.ty_mem();
+        let i32t = w.ty_int(32, true);
+        let ret_t = w.ty_cont(&[mem]);
+        let k = w.cont(&[mem, ret_t], "kernel");
+        let inner = w.cont(&[mem, i32t, ret_t], "inner");
+        let (m, r) = (w.param(k, 0), w.param(k, 1));
+        let three = w.lit_i32(3);
+        let v = w.arith(ArithOp::Add, value, three);
+        w.set_body(k, inner, &[m, v, r]);
+        let (m2, x, r2) = (w.param(inner, 0), w.param(inner, 1), w.param(inner, 2));
+        let seven = w.lit_i32(7);
+        let pair = w.tuple(&[value, seven]);
+        let y = w.arith(ArithOp::Mul, x, value);
+        w.set_body(inner, sink, &[m2, y, pair, r2]);
+        k
+    }
+
+    #[test]
+    fn kernels_that_differ_in_the_hosts_values_are_the_same_open_code() {
+        let mut w = World::new();
+        let mem = w.ty_mem();
+        let i32t = w.ty_int(32, true);
+        let pair_t = w.ty_tuple(&[i32t, i32t]);
+        let ret_t = w.ty_cont(&[mem]);
+        let sink = w.cont(&[mem, i32t, pair_t, ret_t], "sink");
+        let host = w.cont(&[mem, i32t, i32t], "host");
+        let (a, b) = (w.param(host, 1), w.param(host, 2));
+        let sum = w.arith(ArithOp::Add, a, b);
+        let five = w.lit_i32(5);
+        let three = w.lit_i32(3);
+        let ks = [
+            kernel(&mut w, a, sink),
+            kernel(&mut w, b, sink),
+            kernel(&mut w, sum, sink),
+            kernel(&mut w, five, sink),
+        ];
+        let codes: Vec<_> = ks.iter().map(|&k| open_code(&w, k).unwrap()).collect();
+        // A parameter of the host and a value computed from the host's parameters are
+        // holes alike, each the largest the kernel uses (`value + 3`, and `value` in the
+        // pair, taken apart, and in the product); the kernel's own local function is code,
+        // copied with it.
+        for (code, v) in codes.iter().zip([a, b, sum]) {
+            let plus = w.arith(ArithOp::Add, v, three);
+            assert_eq!(code.holes, [plus, v]);
+        }
+        assert!(codes[0].form == codes[1].form && codes[1].form == codes[2].form);
+        assert_eq!(codes[0].conts.len(), 2);
+        assert_eq!(codes[0].conts[0], ks[0]);
+        // A constant is code: no hole, another form.
+        assert!(codes[3].holes.is_empty());
+        assert!(codes[3].form != codes[0].form);
+        // The host's memory cannot be a kernel's parameter.
+        let m = w.param(host, 0);
+        let k = w.cont(&[mem, ret_t], "kernel");
+        let r = w.param(k, 1);
+        w.set_body(k, r, &[m]);
+        assert!(open_code(&w, k).is_none());
     }
 
     /// A world with one global holding `text`, after making the byte strings `before`.

@@ -8,11 +8,14 @@
 //! passed as a value, not loaded again on the device), except address arithmetic: a `lea` of
 //! a host pointer is computed again in the kernel, which takes the pointer. A kernel that is
 //! not known at compile time, or that would capture a closure, a continuation or the
-//! address of a host stack slot, is an error at the launch's source location.
+//! address of a host stack slot, is an error at the launch's source location. A kernel that
+//! only calls a function partial evaluation shared between launches of the same code gets
+//! that function's code with its own values first (see [`crate::gpu::share`]).
 
 use crate::analysis::free::captured;
 use crate::analysis::live::Live;
 use crate::context::{Pass, PassContext};
+use crate::gpu::share;
 use crate::rewrite::{clone_conts, is_function_type, DefSet, Rewriter, ScopeIndex, UseCache};
 use durin_diag::{Diagnostic, SourceMap};
 use durin_ir::{launch, Def, Launch, Node, TypeKind, World};
@@ -58,6 +61,9 @@ fn outline(
             "the body of this kernel launch is not known at compile time (the kernel must be a function the compiler can see, such as a lambda)",
         ));
     }
+    // A kernel that calls code partial evaluation shared between launches gets that code
+    // with its own values in place, and is outlined as any other.
+    share::inline_shared(w, l.kernel, index);
     let mut scope = index.reached_scope(w, l.kernel);
     let cache = index.cache();
     add_closed_blocks(w, &mut scope, cache);

@@ -24,11 +24,13 @@
 
 use crate::analysis::live::Live;
 use crate::context::{Pass, PassContext};
+use crate::gpu::share;
 use crate::rewrite::{
     is_function, is_function_type, is_point_type, specialize_in, substitute_body, DefSet, Rewriter,
     ScopeIndex,
 };
 use durin_diag::Diagnostic;
+use durin_ir::equiv::{open_code, OpenCode, OpenForm};
 use durin_ir::{Def, Node, Span, TypeKind, World};
 use rustc_hash::FxHashMap;
 
@@ -135,6 +137,10 @@ struct Specializer<'w> {
     index: ScopeIndex,
     /// The live program and its use counts, kept up to date likewise.
     live: Live,
+    /// Launch kernels looked at for sharing (see [`Specializer::share_kernels`]).
+    examined: DefSet,
+    /// The kernels shared so far, by the code they were made from.
+    shared: FxHashMap<OpenForm, Def>,
     stats: Stats,
 }
 
@@ -206,6 +212,8 @@ impl<'w> Specializer<'w> {
             templates: DefSet::default(),
             index: ScopeIndex::default(),
             live: Live::default(),
+            examined: DefSet::default(),
+            shared: FxHashMap::default(),
             stats: Stats::default(),
         }
     }
@@ -236,6 +244,11 @@ impl Specializer<'_> {
         if self.walk(roots, &mut done)? {
             return Ok(true);
         }
+        // Control flow has settled: the launches it makes are all there, their kernels
+        // not yet specialized (they are functions passed as values).
+        if self.opts.specialize && self.share_kernels() {
+            return Ok(true);
+        }
         // Nothing changed: the tables of `refresh` still hold. Only functions passed as
         // values: one that is only called is reached from its call sites, where its
         // arguments are known (the generic body of `fn @run(k)`, called as `run(0)` in a
@@ -247,6 +260,73 @@ impl Specializer<'_> {
             .filter(|&k| !done.contains(&k) && values.contains(&k) && is_function(self.w, k))
             .collect();
         self.walk(rest, &mut done)
+    }
+
+    /// Launches whose kernels are the same code up to the values of the host they use
+    /// launch one kernel taking those values (see [`crate::gpu::share`]), which is
+    /// specialized once; whether any launch changed. Each kernel is looked at once, before
+    /// its first specialization: a kernel no other launch shares stays as it is.
+    fn share_kernels(&mut self) -> bool {
+        let launches = self.live.launches(self.w);
+        let mut groups: Vec<Vec<(Def, OpenCode)>> = Vec::new();
+        let mut group_of: FxHashMap<OpenForm, usize> = FxHashMap::default();
+        let mut changed = false;
+        for l in launches {
+            if !l.captured.is_empty() || !self.examined.insert(l.kernel) {
+                continue;
+            }
+            let Some(code) = self.open_kernel(l.kernel) else {
+                continue;
+            };
+            if let Some(&shared) = self.shared.get(&code.form) {
+                share::call_shared(self.w, l.kernel, shared, &code.holes);
+                changed = true;
+                continue;
+            }
+            match group_of.get(&code.form) {
+                Some(&g) => groups[g].push((l.kernel, code)),
+                None => {
+                    group_of.insert(code.form.clone(), groups.len());
+                    groups.push(vec![(l.kernel, code)]);
+                }
+            }
+        }
+        for members in groups.into_iter().filter(|g| g.len() > 1) {
+            let shared = share::lift(self.w, &members[0].1);
+            self.shared.insert(members[0].1.form.clone(), shared);
+            for (kernel, code) in members {
+                share::call_shared(self.w, kernel, shared, &code.holes);
+            }
+            changed = true;
+        }
+        changed
+    }
+
+    /// The code of launch kernel `k` up to the host's values, where a kernel taking those
+    /// values can stand for it: code whose every block lies in the scope of one of its
+    /// functions (a block of the host, which a kernel cannot continue in, is left to
+    /// outlining's error).
+    fn open_kernel(&mut self, k: Def) -> Option<OpenCode> {
+        if self.w.node(k) != Node::Cont
+            || self.w.body(k).is_none()
+            || share::shared_callee(self.w, k).is_some()
+        {
+            return None;
+        }
+        let code = open_code(self.w, k)?;
+        let w = &*self.w;
+        let (functions, blocks): (Vec<Def>, Vec<Def>) =
+            (code.conts.iter()).partition(|&&c| c == k || is_function_type(w, w.type_of(c)));
+        if !blocks.is_empty() {
+            let mut inside = DefSet::default();
+            for f in functions {
+                inside.extend(self.index.scope(f));
+            }
+            if !blocks.iter().all(|b| inside.contains(b)) {
+                return None;
+            }
+        }
+        Some(code)
     }
 
     /// The live continuations used as values: passed as an argument or held by a value
