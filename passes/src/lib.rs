@@ -30,6 +30,7 @@ mod pe_info;
 mod pipeline;
 mod report;
 mod rewrite;
+mod share;
 mod simplify;
 mod split;
 

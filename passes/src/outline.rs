@@ -10,13 +10,13 @@
 //! not known at compile time, or that would capture a closure, a continuation or the
 //! address of a host stack slot, is an error at the launch's source location. A kernel that
 //! only calls a function partial evaluation shared between launches of the same code gets
-//! that function's code with its own values first (see [`crate::gpu::share`]).
+//! that function's code with its own values first (see [`crate::share`]).
 
 use crate::analysis::free::captured;
 use crate::analysis::live::Live;
 use crate::context::{Pass, PassContext};
-use crate::gpu::share;
 use crate::rewrite::{clone_conts, is_function_type, DefSet, Rewriter, ScopeIndex, UseCache};
+use crate::share;
 use durin_diag::{Diagnostic, SourceMap};
 use durin_ir::{launch, Def, Launch, Node, TypeKind, World};
 

@@ -24,11 +24,11 @@
 
 use crate::analysis::live::Live;
 use crate::context::{Pass, PassContext};
-use crate::gpu::share;
 use crate::rewrite::{
     is_function, is_function_type, is_point_type, specialize_in, substitute_body, DefSet, Rewriter,
     ScopeIndex,
 };
+use crate::share;
 use durin_diag::Diagnostic;
 use durin_ir::equiv::{open_code, OpenCode, OpenForm};
 use durin_ir::{Def, Node, Span, TypeKind, World};
@@ -262,47 +262,55 @@ impl Specializer<'_> {
         self.walk(rest, &mut done)
     }
 
-    /// Launches whose kernels are the same code up to the values of the host they use
-    /// launch one kernel taking those values (see [`crate::gpu::share`]), which is
-    /// specialized once; whether any launch changed. Each kernel is looked at once, before
-    /// its first specialization: a kernel no other launch shares stays as it is.
+    /// Kernels of launches that are the same code up to the values of the host they use
+    /// call one function of that code taking those values (see [`crate::share`]), which
+    /// is specialized once; whether any changed. Each kernel is looked at once, before its
+    /// first specialization: one that no other launch shares stays as it is.
     fn share_kernels(&mut self) -> bool {
-        let launches = self.live.launches(self.w);
         let mut groups: Vec<Vec<(Def, OpenCode)>> = Vec::new();
         let mut group_of: FxHashMap<OpenForm, usize> = FxHashMap::default();
         let mut changed = false;
-        for l in launches {
-            if !l.captured.is_empty() || !self.examined.insert(l.kernel) {
+        for k in self.run_apart() {
+            if !self.examined.insert(k) {
                 continue;
             }
-            let Some(code) = self.open_kernel(l.kernel) else {
+            let Some(code) = self.open_kernel(k) else {
                 continue;
             };
             if let Some(&shared) = self.shared.get(&code.form) {
-                share::call_shared(self.w, l.kernel, shared, &code.holes);
+                share::call_shared(self.w, k, shared, &code.holes);
                 changed = true;
                 continue;
             }
             match group_of.get(&code.form) {
-                Some(&g) => groups[g].push((l.kernel, code)),
+                Some(&g) => groups[g].push((k, code)),
                 None => {
                     group_of.insert(code.form.clone(), groups.len());
-                    groups.push(vec![(l.kernel, code)]);
+                    groups.push(vec![(k, code)]);
                 }
             }
         }
         for members in groups.into_iter().filter(|g| g.len() > 1) {
             let shared = share::lift(self.w, &members[0].1);
             self.shared.insert(members[0].1.form.clone(), shared);
-            for (kernel, code) in members {
-                share::call_shared(self.w, kernel, shared, &code.holes);
+            for (k, code) in members {
+                share::call_shared(self.w, k, shared, &code.holes);
             }
             changed = true;
         }
         changed
     }
 
-    /// The code of launch kernel `k` up to the host's values, where a kernel taking those
+    /// The kernels of the live launches that pass no values yet, in the order of the
+    /// program.
+    fn run_apart(&self) -> Vec<Def> {
+        (self.live.launches(self.w).into_iter())
+            .filter(|l| l.captured.is_empty())
+            .map(|l| l.kernel)
+            .collect()
+    }
+
+    /// The code of kernel `k` up to the host's values, where a function taking those
     /// values can stand for it: code whose every block lies in the scope of one of its
     /// functions (a block of the host, which a kernel cannot continue in, is left to
     /// outlining's error).

@@ -20,10 +20,6 @@
 //! - [`stage`]: the pass `stage`, shared-memory staging;
 //! - [`kernels`]: the pass `kernels`, launch lowering, with [`cpu_blocks`], the mapping of
 //!   a GPU's blocks and threads onto the CPU's cores (`--target cuda-cpu`).
-//!
-//! Shared by partial evaluation and outlining: [`share`], one kernel for launches of the
-//! same code up to the host's values, specialized once and copied per launch again when
-//! outlined.
 
 pub(crate) mod affine;
 pub(crate) mod buffers;
@@ -33,6 +29,5 @@ pub(crate) mod kernels;
 pub(crate) mod launch;
 pub(crate) mod model;
 pub(crate) mod paths;
-pub(crate) mod share;
 pub(crate) mod stage;
 pub(crate) mod target;

@@ -3,10 +3,10 @@
 //! Partial evaluation specializes a library operator at each call, so the kernel of each
 //! call is a copy of the same code that differs only in the values of the host it uses
 //! (the images of a pyramid's levels). Specializing each copy (unrolling its tiles, rows
-//! and taps) is most of the compile time of such a program. Where launches' kernels are the
-//! same code up to those values ([`durin_ir::equiv::open_code`]), the partial evaluator
-//! makes one function taking the values as parameters ([`lift`]) and each kernel only
-//! calls it with its own values ([`call_shared`]): the code is specialized once.
+//! and taps) is most of the compile time of such a program. Where kernels are the same
+//! code up to those values ([`durin_ir::equiv::open_code`]), the partial evaluator makes one
+//! function taking the values as parameters ([`lift`]) and each kernel only calls it with
+//! its own values ([`call_shared`]): the code is specialized once.
 //!
 //! Outlining undoes the sharing per launch ([`inline_shared`]): each kernel's call becomes
 //! the shared function's code with the kernel's values in place of its parameters, as it
@@ -17,28 +17,32 @@
 //! kernel keeps its own place, and the call of the program it was specialized for, for
 //! diagnostics and reports.
 
-use crate::rewrite::{clone_conts, Rewriter, ScopeIndex};
+use crate::rewrite::{clone_conts, cont_param_types, Rewriter, ScopeIndex};
 use durin_ir::equiv::OpenCode;
-use durin_ir::{launch, Def, Node, World};
+use durin_ir::{Def, Node, World};
 
-/// A function `cn(mem, holes.., cn(mem))` whose code is `code`'s (a kernel `cn(mem,
-/// cn(mem))`) with its holes as parameters.
+/// A function whose code is `code`'s (a function `cn(T.., R)`, `R` its return point) with
+/// its holes as parameters: `cn(T.., holes.., R)`.
 pub(crate) fn lift(w: &mut World, code: &OpenCode) -> Def {
     let entry = code.conts[0];
-    let tys: Vec<_> = code.holes.iter().map(|&h| w.type_of(h)).collect();
-    let kty = launch::kernel_type(w, &tys);
-    let ps = w.types().cont_params(kty).unwrap_or_default().to_vec();
+    let own = cont_param_types(w, entry);
+    let n = own.len();
+    let mut ps = own[..n - 1].to_vec();
+    ps.extend(code.holes.iter().map(|&h| w.type_of(h)));
+    ps.push(own[n - 1]);
     let name = w.name(entry).unwrap_or("kernel").to_string();
     let shared = w.cont(&ps, &name);
     // Holes may be any def, not only parameters: no cache, which sees through to parameters
     // and continuations only.
     let mut rw = Rewriter::new();
-    let (mem, ret) = (w.param(entry, 0), w.param(entry, 1));
-    let (to_mem, to_ret) = (w.param(shared, 0), w.param(shared, ps.len() - 1));
-    rw.map(mem, to_mem);
+    for i in 0..n - 1 {
+        let (from, to) = (w.param(entry, i), w.param(shared, i));
+        rw.map(from, to);
+    }
+    let (ret, to_ret) = (w.param(entry, n - 1), w.param(shared, ps.len() - 1));
     rw.map(ret, to_ret);
     for (i, &h) in code.holes.iter().enumerate() {
-        let p = w.param(shared, i + 1);
+        let p = w.param(shared, n - 1 + i);
         rw.map(h, p);
     }
     let pairs = clone_conts(w, &mut rw, code.conts[1..].iter().copied());
@@ -49,26 +53,31 @@ pub(crate) fn lift(w: &mut World, code: &OpenCode) -> Def {
     shared
 }
 
-/// Makes `kernel` (`cn(mem, cn(mem))`) call `shared` (made by [`lift`]) with `holes`.
-pub(crate) fn call_shared(w: &mut World, kernel: Def, shared: Def, holes: &[Def]) {
-    let mut args = vec![w.param(kernel, 0)];
+/// Makes function `k` call `shared` (made by [`lift`] from code like `k`'s) with its own
+/// parameters and `holes`.
+pub(crate) fn call_shared(w: &mut World, k: Def, shared: Def, holes: &[Def]) {
+    let mut args = w.params(k);
+    let ret = args.pop().expect("a function has a return point");
     args.extend_from_slice(holes);
-    args.push(w.param(kernel, 1));
-    w.set_body(kernel, shared, &args);
+    args.push(ret);
+    w.set_body(k, shared, &args);
 }
 
-/// The function `kernel` (`cn(mem, cn(mem))`) only calls, as [`call_shared`] makes it: a
-/// continuation with a body, passed the kernel's memory first and its return point last.
-pub(crate) fn shared_callee(w: &World, kernel: Def) -> Option<Def> {
-    let (callee, args) = w.body(kernel)?;
+/// The function `k` only calls, as [`call_shared`] makes it: a continuation with a body,
+/// passed `k`'s parameters but the return point first and `k`'s return point last.
+pub(crate) fn shared_callee(w: &World, k: Def) -> Option<Def> {
+    let (callee, args) = w.body(k)?;
+    let n = w.num_params(k);
     let own = |i: usize, a: Option<&Def>| {
-        a.is_some_and(|&a| w.node(a) == Node::Param(i as u32) && w.ops(a)[0] == kernel)
+        a.is_some_and(|&a| w.node(a) == Node::Param(i as u32) && w.ops(a)[0] == k)
     };
     let calls = w.node(callee) == Node::Cont
         && w.body(callee).is_some()
         && !w.is_external(callee)
-        && own(0, args.first())
-        && own(1, args.last());
+        && n > 0
+        && args.len() >= n
+        && (0..n - 1).all(|i| own(i, args.get(i)))
+        && own(n - 1, args.last());
     calls.then_some(callee)
 }
 
