@@ -45,6 +45,9 @@ pub struct Options {
     pub cff: bool,
     /// Specializations allowed before giving up.
     pub fuel: u64,
+    /// Make launches of kernels of the same code up to the host's values call one copy of
+    /// that code (see [`crate::share`]), before specializing them.
+    pub share: bool,
 }
 
 impl Default for Options {
@@ -54,6 +57,7 @@ impl Default for Options {
             inline_once: true,
             cff: true,
             fuel: crate::context::DEFAULT_FUEL,
+            share: true,
         }
     }
 }
@@ -65,6 +69,7 @@ impl Options {
         Options {
             specialize: false,
             cff: false,
+            share: false,
             fuel,
             ..Options::default()
         }
@@ -246,7 +251,7 @@ impl Specializer<'_> {
         }
         // Control flow has settled: the launches it makes are all there, their kernels
         // not yet specialized (they are functions passed as values).
-        if self.opts.specialize && self.share_kernels() {
+        if self.opts.specialize && self.opts.share && self.share_kernels() {
             return Ok(true);
         }
         // Nothing changed: the tables of `refresh` still hold. Only functions passed as
@@ -1050,10 +1055,14 @@ impl Pass for Pe {
 
     fn run(&self, w: &mut World, cx: &mut PassContext<'_>) -> Result<(), Diagnostic> {
         let fuel = cx.config.fuel;
+        // Kernels are shared before their first specialization only.
+        let share = !cx.findings.kernels_shared;
+        cx.findings.kernels_shared = true;
         run(
             w,
             Options {
                 fuel,
+                share,
                 ..Options::default()
             },
         )
