@@ -33,28 +33,53 @@ fn canonical(w: &World, entry: Def) -> Vec<Step> {
             || matches!(node, Node::Global { .. })
             || (node == Node::Cont && w.body(d).is_none())
     };
-    let mut number: FxHashMap<Def, u32> = FxHashMap::default();
-    let mut order = vec![entry];
-    number.insert(entry, 0);
-    let mut steps = Vec::new();
+    let mut walk = Walk::from(entry);
     let mut i = 0;
-    while let Some(&d) = order.get(i) {
+    while let Some(&d) = walk.order.get(i) {
         i += 1;
+        walk.write(w, d, &leaf);
+    }
+    walk.steps
+}
+
+/// A canonical walk under way: the defs met, numbered in the order met, and the steps
+/// written.
+struct Walk {
+    number: FxHashMap<Def, u32>,
+    order: Vec<Def>,
+    steps: Vec<Step>,
+}
+
+impl Walk {
+    /// A walk from `entry` (number 0).
+    fn from(entry: Def) -> Walk {
+        let mut number = FxHashMap::default();
+        number.insert(entry, 0);
+        Walk {
+            number,
+            order: vec![entry],
+            steps: Vec::new(),
+        }
+    }
+
+    /// Writes `d` as its node, its type and its operands: a leaf (`leaf`) as itself, any
+    /// other as its number (a def met for the first time joins `order`).
+    fn write(&mut self, w: &World, d: Def, leaf: &impl Fn(Def) -> bool) {
         let ops = w.ops(d);
-        steps.push(Step::Def(w.node(d), w.type_of(d), ops.len() as u32));
+        (self.steps).push(Step::Def(w.node(d), w.type_of(d), ops.len() as u32));
         for &o in ops {
             if leaf(o) {
-                steps.push(Step::Leaf(o));
+                self.steps.push(Step::Leaf(o));
                 continue;
             }
-            let n = *number.entry(o).or_insert_with(|| {
+            let order = &mut self.order;
+            let n = *self.number.entry(o).or_insert_with(|| {
                 order.push(o);
                 order.len() as u32 - 1
             });
-            steps.push(Step::Op(n));
+            self.steps.push(Step::Op(n));
         }
     }
-    steps
 }
 
 /// The code a function runs, up to the values it takes from the code around it: the key
@@ -171,42 +196,27 @@ pub fn open_code(w: &World, entry: Def) -> Option<OpenCode> {
                 | Node::Hlt
         )
     };
-    let mut number: FxHashMap<Def, u32> = FxHashMap::default();
-    let mut order = vec![entry];
-    number.insert(entry, 0);
-    let mut steps = Vec::new();
+    let mut walk = Walk::from(entry);
     let mut holes = Vec::new();
     let mut code = Vec::new();
     let mut i = 0;
-    while let Some(&d) = order.get(i) {
+    while let Some(&d) = walk.order.get(i) {
         i += 1;
         if reach[&d] == Reach::Around && !apart(d) {
             if !passable(w, w.type_of(d)) {
                 return None;
             }
-            steps.push(Step::Hole(w.type_of(d)));
+            walk.steps.push(Step::Hole(w.type_of(d)));
             holes.push(d);
             continue;
         }
         if w.node(d) == Node::Cont {
             code.push(d);
         }
-        let ops = w.ops(d);
-        steps.push(Step::Def(w.node(d), w.type_of(d), ops.len() as u32));
-        for &o in ops {
-            if leaf(o) {
-                steps.push(Step::Leaf(o));
-                continue;
-            }
-            let n = *number.entry(o).or_insert_with(|| {
-                order.push(o);
-                order.len() as u32 - 1
-            });
-            steps.push(Step::Op(n));
-        }
+        walk.write(w, d, &leaf);
     }
     Some(OpenCode {
-        form: OpenForm(steps),
+        form: OpenForm(walk.steps),
         holes,
         conts: code,
     })
