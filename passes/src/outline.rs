@@ -62,8 +62,9 @@ fn outline(
         ));
     }
     // A kernel that calls code partial evaluation shared between launches gets that code
-    // with its own values in place, and is outlined as any other.
-    share::inline_shared(w, l.kernel, index);
+    // with its own values in place, and is outlined as any other (the copies it gets are
+    // its own: outlining rewrites them where they are instead of copying them again).
+    let own = share::inline_shared(w, l.kernel, index).unwrap_or_default();
     let mut scope = index.reached_scope(w, l.kernel);
     let cache = index.cache();
     add_closed_blocks(w, &mut scope, cache);
@@ -109,10 +110,14 @@ fn outline(
         let to = w.param(kernel, old_n - 1 + j);
         rw.map(c, to);
     }
-    let pairs = clone_conts(w, &mut rw, scope.iter().skip(1).copied());
+    let copy = (scope.iter().skip(1).copied()).filter(|c| !own.contains(c));
+    let pairs = clone_conts(w, &mut rw, copy);
     rw.rewrite_body_into(w, l.kernel, kernel);
     for (from, to) in pairs {
         rw.rewrite_cont_into(w, from, to);
+    }
+    for &m in scope.iter().skip(1).filter(|c| own.contains(*c)) {
+        rw.rewrite_cont_into(w, m, m);
     }
     let mut all: Vec<Def> = l.captured.clone();
     all.extend(&captured);

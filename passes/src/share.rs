@@ -17,7 +17,7 @@
 //! kernel keeps its own place, and the call of the program it was specialized for, for
 //! diagnostics and reports.
 
-use crate::rewrite::{clone_conts, cont_param_types, Rewriter, ScopeIndex};
+use crate::rewrite::{clone_conts, cont_param_types, DefSet, Rewriter, ScopeIndex};
 use durin_ir::equiv::OpenCode;
 use durin_ir::{Def, Node, World};
 
@@ -83,11 +83,10 @@ pub(crate) fn shared_callee(w: &World, k: Def) -> Option<Def> {
 
 /// Where `kernel` only calls a shared function ([`shared_callee`]): makes the kernel's body
 /// that function's code, with the call's arguments in place of its parameters (its
-/// continuations copied); whether it did.
-pub(crate) fn inline_shared(w: &mut World, kernel: Def, index: &mut ScopeIndex) -> bool {
-    let Some(shared) = shared_callee(w, kernel) else {
-        return false;
-    };
+/// continuations copied); the copies, which only `kernel` uses (`None` where it did
+/// nothing).
+pub(crate) fn inline_shared(w: &mut World, kernel: Def, index: &mut ScopeIndex) -> Option<DefSet> {
+    let shared = shared_callee(w, kernel)?;
     let args = w.body(kernel).map(|(_, a)| a.to_vec()).unwrap_or_default();
     let scope = index.reached_scope(w, shared);
     let mut rw = Rewriter::with_cache(index.cache());
@@ -103,8 +102,8 @@ pub(crate) fn inline_shared(w: &mut World, kernel: Def, index: &mut ScopeIndex) 
         let a: Vec<Def> = args.iter().map(|&x| rw.rewrite(w, x)).collect();
         w.set_body(kernel, c, &a);
     }
-    for (from, to) in pairs {
+    for &(from, to) in &pairs {
         rw.rewrite_cont_into(w, from, to);
     }
-    true
+    Some(pairs.into_iter().map(|(_, to)| to).collect())
 }
