@@ -116,9 +116,9 @@ enum Reach {
 /// `entry` and the continuations with bodies it reaches through operands (imports,
 /// constants and globals are taken as themselves); parameters of other continuations are
 /// the code around's. (Closed functions are code too, not taken as themselves: partial
-/// evaluation makes a copy of a library's lambda for each call it specializes.) Tuples, structs, arrays and
-/// the compile-time markers of the code around are taken apart into their components
-/// (a constant in them stays visible), never a hole.
+/// evaluation makes a copy of a library's lambda for each call it specializes.) Tuples,
+/// structs, arrays and the compile-time markers of the code around are taken apart into
+/// their components (a constant in them stays visible), never a hole.
 ///
 /// Two functions with the same [`OpenCode::form`] are each other's code with their own
 /// holes: a function taking the holes as parameters, made once, is both. `None` when a hole

@@ -32,7 +32,7 @@ use crate::share;
 use durin_diag::Diagnostic;
 use durin_ir::equiv::{open_code, OpenCode, OpenForm};
 use durin_ir::{Def, Node, Span, TypeKind, World};
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashMap;
 
 /// What one run of the partial evaluator may do.
 #[derive(Clone, Copy, Debug)]
@@ -275,7 +275,7 @@ impl Specializer<'_> {
         let mut groups: Vec<Vec<(Def, OpenCode)>> = Vec::new();
         let mut group_of: FxHashMap<OpenForm, usize> = FxHashMap::default();
         let mut changed = false;
-        for k in self.run_apart() {
+        for k in self.launch_kernels() {
             if !self.examined.insert(k) {
                 continue;
             }
@@ -308,74 +308,20 @@ impl Specializer<'_> {
 
     /// The kernels of the live launches that pass no values yet, in the order of the
     /// program. (Closures passed to the runtime, the bodies of `parallel` loops, are not
-    /// shared yet: sharing them too left `benches/apps/chains.art` with a call of a local
-    /// recursive function whose body partial evaluation had not specialized, which closure
-    /// elimination rejects.)
-    fn run_apart(&self) -> Vec<Def> {
+    /// shared yet: sharing them too left `benches/apps/chains.art` with a closure that
+    /// closure elimination could not make where a lifted function needed it.)
+    fn launch_kernels(&self) -> Vec<Def> {
         (self.live.launches(self.w).into_iter())
             .filter(|l| l.captured.is_empty())
             .map(|l| l.kernel)
             .collect()
     }
 
-    /// Whether the code of `code`'s entry lies inside one of its own continuations (it uses
-    /// a parameter of one, directly or through another continuation that does): the code
-    /// then includes a function around the entry, whose parameters are no holes, and a
-    /// copy of it would not be closed.
-    fn inside_own_code(&mut self, code: &OpenCode) -> bool {
-        let w = &*self.w;
-        let members: FxHashMap<Def, usize> = code
-            .conts
-            .iter()
-            .enumerate()
-            .map(|(i, &c)| (c, i))
-            .collect();
-        let n = code.conts.len();
-        // For each continuation of the code: those of the code whose parameters it uses,
-        // and those of the code it refers to.
-        let mut around: Vec<Vec<usize>> = vec![Vec::new(); n];
-        let mut refers: Vec<Vec<usize>> = vec![Vec::new(); n];
-        for (i, &c) in code.conts.iter().enumerate() {
-            let (conts, params) = self.index.cache().direct_uses(w, c);
-            for p in params {
-                if let Some(&j) = members.get(&w.ops(p)[0]) {
-                    if j != i {
-                        around[i].push(j);
-                    }
-                }
-            }
-            refers[i] = conts
-                .iter()
-                .filter_map(|x| members.get(x).copied())
-                .filter(|&j| j != i)
-                .collect();
-        }
-        // What encloses each: those whose parameters it uses, and what encloses what it
-        // refers to (but itself), to a fixed point.
-        let mut enclosing: Vec<FxHashSet<usize>> = around
-            .into_iter()
-            .map(|a| a.into_iter().collect())
-            .collect();
-        loop {
-            let mut changed = false;
-            for i in 0..n {
-                let add: Vec<usize> = (refers[i].iter())
-                    .flat_map(|&j| enclosing[j].iter().copied())
-                    .filter(|&e| e != i && !enclosing[i].contains(&e))
-                    .collect();
-                changed |= !add.is_empty();
-                enclosing[i].extend(add);
-            }
-            if !changed {
-                return !enclosing[0].is_empty();
-            }
-        }
-    }
-
     /// The code of kernel `k` up to the host's values, where a function taking those
-    /// values can stand for it: code whose every block lies in the scope of one of its
-    /// functions (a block of the host, which a kernel cannot continue in, is left to
-    /// outlining's error).
+    /// values can stand for it: code that no function of its own lies around (whose
+    /// parameters would then be no holes, and a copy of it not closed), and whose every
+    /// block lies in the scope of one of its functions (a block of the host, which a kernel
+    /// cannot continue in, is left to outlining's error).
     fn open_kernel(&mut self, k: Def) -> Option<OpenCode> {
         if self.w.node(k) != Node::Cont
             || self.w.body(k).is_none()
@@ -384,22 +330,21 @@ impl Specializer<'_> {
             return None;
         }
         let code = open_code(self.w, k)?;
-        if self.inside_own_code(&code) {
-            return None;
-        }
         let w = &*self.w;
-        let (functions, blocks): (Vec<Def>, Vec<Def>) =
-            (code.conts.iter()).partition(|&&c| c == k || is_function_type(w, w.type_of(c)));
-        if !blocks.is_empty() {
-            let mut inside = DefSet::default();
-            for f in functions {
-                inside.extend(self.index.scope(f));
-            }
-            if !blocks.iter().all(|b| inside.contains(b)) {
-                return None;
+        let mut inside = self.index.scope(k);
+        for &c in &code.conts[1..] {
+            if is_function_type(w, w.type_of(c)) {
+                let scope = self.index.scope(c);
+                if scope.contains(&k) {
+                    return None;
+                }
+                inside.extend(scope);
             }
         }
-        Some(code)
+        code.conts
+            .iter()
+            .all(|c| inside.contains(c))
+            .then_some(code)
     }
 
     /// The live continuations used as values: passed as an argument or held by a value
