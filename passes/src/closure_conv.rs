@@ -509,7 +509,7 @@ impl Converter<'_> {
     }
 
     /// The converted closures that the body of `k` makes (uses as values from outside
-    /// their own code), in a fixed order.
+    /// their own code, or passes to a lifted callee as its free values), in a fixed order.
     fn made_here(&self, k: Def, ctx: Option<Def>) -> Vec<Def> {
         let old = self.old;
         let (callee, args) = old.body(k).expect("a body");
@@ -522,12 +522,16 @@ impl Converter<'_> {
                 continue;
             }
             match old.node(x) {
-                Node::Cont => {
+                Node::Cont => match self.kind(x) {
                     // Its environment holds its free values, made here too.
-                    if self.kind(x) == Kind::Convert && Some(x) != ctx && made.insert(x) {
+                    Kind::Convert if Some(x) != ctx && made.insert(x) => {
                         stack.extend(self.free[&x].iter().copied());
                     }
-                }
+                    // A lifted function (only ever called: the callee) takes its free
+                    // values as arguments, converted closures among them.
+                    Kind::Lift => stack.extend(self.free[&x].iter().copied()),
+                    _ => {}
+                },
                 Node::Param(_) | Node::Global { .. } => {}
                 _ => stack.extend_from_slice(old.ops(x)),
             }
