@@ -31,7 +31,7 @@ use crate::rewrite::{
 use crate::share;
 use durin_diag::Diagnostic;
 use durin_ir::equiv::{open_code, OpenCode, OpenForm};
-use durin_ir::{Def, Node, Span, TypeKind, World};
+use durin_ir::{Def, Launch, Node, Span, TypeKind, World};
 use rustc_hash::FxHashMap;
 
 /// What one run of the partial evaluator may do.
@@ -142,7 +142,8 @@ struct Specializer<'w> {
     index: ScopeIndex,
     /// The live program and its use counts, kept up to date likewise.
     live: Live,
-    /// Launch kernels looked at for sharing (see [`Specializer::share_kernels`]).
+    /// Kernels and closures passed to imports looked at for sharing (see
+    /// [`Specializer::share_kernels`]).
     examined: DefSet,
     /// The kernels shared so far, by the code they were made from.
     shared: FxHashMap<OpenForm, Def>,
@@ -249,8 +250,9 @@ impl Specializer<'_> {
         if self.walk(roots, &mut done)? {
             return Ok(true);
         }
-        // Control flow has settled: the launches it makes are all there, their kernels
-        // not yet specialized (they are functions passed as values).
+        // Control flow has settled: the launches and the calls of imports it makes are all
+        // there, their kernels and closures not yet specialized (they are functions passed
+        // as values).
         if self.opts.specialize && self.opts.share && self.share_kernels() {
             return Ok(true);
         }
@@ -267,15 +269,17 @@ impl Specializer<'_> {
         self.walk(rest, &mut done)
     }
 
-    /// Kernels of launches that are the same code up to the values of the host they use
-    /// call one function of that code taking those values (see [`crate::share`]), which
-    /// is specialized once; whether any changed. Each kernel is looked at once, before its
-    /// first specialization: one that no other launch shares stays as it is.
+    /// Kernels of launches (and closures passed to imports) that are the same code up to
+    /// the values of the host they use call one function of that code taking those values
+    /// (see [`crate::share`]), which is specialized once; whether any changed. Each kernel
+    /// is looked at once, before its first specialization: one that no other shares stays
+    /// as it is. A kernel gets its own copy back at outlining; a closure keeps calling the
+    /// shared function, whose code is compiled once.
     fn share_kernels(&mut self) -> bool {
         let mut groups: Vec<Vec<(Def, OpenCode)>> = Vec::new();
         let mut group_of: FxHashMap<OpenForm, usize> = FxHashMap::default();
         let mut changed = false;
-        for k in self.launch_kernels() {
+        for k in self.code_apart() {
             if !self.examined.insert(k) {
                 continue;
             }
@@ -306,15 +310,32 @@ impl Specializer<'_> {
         changed
     }
 
-    /// The kernels of the live launches that pass no values yet, in the order of the
-    /// program. (Closures passed to the runtime, the bodies of `parallel` loops, are not
-    /// shared yet: sharing them too left `benches/apps/chains.art` with a closure that
-    /// closure elimination could not make where a lifted function needed it.)
-    fn launch_kernels(&self) -> Vec<Def> {
-        (self.live.launches(self.w).into_iter())
-            .filter(|l| l.captured.is_empty())
-            .map(|l| l.kernel)
-            .collect()
+    /// The code that runs apart from the host's control flow, in the order of the program:
+    /// the kernels of the live launches that pass no values yet, and the functions passed
+    /// to imports (the bodies of `parallel` loops, which the runtime calls).
+    fn code_apart(&self) -> Vec<Def> {
+        let w = &*self.w;
+        let mut out = Vec::new();
+        for &k in self.live.conts() {
+            if let Some(l) = Launch::of(w, k) {
+                if l.captured.is_empty() {
+                    out.push(l.kernel);
+                }
+                continue;
+            }
+            let Some((callee, args)) = w.body(k) else {
+                continue;
+            };
+            let import =
+                w.node(callee) == Node::Cont && w.body(callee).is_none() && w.is_external(callee);
+            if import {
+                out.extend(
+                    (args.iter().copied())
+                        .filter(|&a| w.node(a) == Node::Cont && is_function_type(w, w.type_of(a))),
+                );
+            }
+        }
+        out
     }
 
     /// The code of kernel `k` up to the host's values, where a function taking those

@@ -8,6 +8,10 @@
 //! function taking the values as parameters ([`lift`]) and each kernel only calls it with
 //! its own values ([`call_shared`]): the code is specialized once.
 //!
+//! The bodies of `parallel` loops (closures passed to an import, which the runtime calls)
+//! are shared the same way, and stay shared: each closure calls the one function, whose
+//! code the rest of the pipeline and LLVM see once.
+//!
 //! Outlining undoes the sharing per launch ([`inline_shared`]): each kernel's call becomes
 //! the shared function's code with the kernel's values in place of its parameters, as it
 //! would have been without sharing, and is outlined as any other. The facts that `stage`
