@@ -366,6 +366,54 @@ fn partial_evaluation_specializes_the_code_of_launches_once() {
     assert_eq!(shared, [2, 3], "{callers:?}\n{ir}");
 }
 
+/// The application benchmarks (`benches/apps/`: every strategy of an application, on the
+/// GPU and on the CPU's cores, in one program each) are the largest programs of the image
+/// library: each compiles for CUDA (its kernels' CUDA C, and its host code through closure
+/// elimination, whose error on one of them no smaller program had shown) and writes the
+/// CUDA C of at least one kernel.
+#[test]
+fn application_benchmarks_compile_for_cuda() {
+    let dir = common::root().join("benches/apps");
+    let mut apps: Vec<_> = std::fs::read_dir(&dir)
+        .expect("benches/apps")
+        .map(|e| e.expect("an entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "art"))
+        .collect();
+    apps.sort();
+    assert!(apps.len() >= 5, "{apps:?}");
+    let out_dir = std::env::temp_dir().join(format!("durin-apps-{}", std::process::id()));
+    std::fs::create_dir_all(&out_dir).expect("a temporary folder");
+    for app in &apps {
+        let name = app.file_stem().unwrap().to_string_lossy().into_owned();
+        let rel = format!("benches/apps/{name}.art");
+        let cu = out_dir.join(format!("{name}.cu"));
+        let out = durin(&[
+            "build",
+            "-O2",
+            "--target",
+            "cuda",
+            "--emit",
+            "cuda",
+            "-o",
+            cu.to_str().unwrap(),
+            &rel,
+        ]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        if name == "cpu" {
+            // The CPU's schedule alone: no kernel to write, said so.
+            assert!(
+                !out.status.success() && err.contains("launches no GPU kernel"),
+                "{rel}: {err}"
+            );
+            continue;
+        }
+        assert!(out.status.success(), "{rel}: {err}");
+        let text = std::fs::read_to_string(&cu).expect("the CUDA C");
+        assert!(text.contains("__global__"), "{rel}: no kernel in\n{text}");
+    }
+    let _ = std::fs::remove_dir_all(&out_dir);
+}
+
 #[test]
 fn the_cuda_text_shows_restrict_const_launch_bounds_and_shared_memory() {
     let cuda = |p: &str| {
