@@ -332,38 +332,14 @@ fn partial_evaluation_specializes_the_code_of_launches_once() {
         p,
     );
     let ir = ir.split("// ----- after pe-info").next().unwrap();
-    let lines: Vec<&str> = ir.lines().collect();
     // The kernel of each launch: its next-to-last argument.
-    let kernels: Vec<&str> = (lines.iter())
-        .filter(|l| l.trim_start().starts_with("jump launch:"))
-        .map(|l| {
-            let args = l.rsplit("))(").next().unwrap().trim_end_matches(')');
-            let args: Vec<&str> = args.split(", ").collect();
-            args[args.len() - 2]
-        })
+    let kernels: Vec<&str> = (common::jump_args(ir, "jump launch:").into_iter())
+        .map(|a| a[a.len() - 2])
         .collect();
     assert_eq!(kernels.len(), 6, "{ir}");
-    // Which function each kernel calls with its own memory first and return point last.
-    let mut callers: std::collections::BTreeMap<&str, usize> = Default::default();
-    for k in &kernels {
-        let at = (lines.iter())
-            .position(|l| l.starts_with(&format!("cont {k}(")))
-            .unwrap_or_else(|| panic!("no {k} in {ir}"));
-        let params: Vec<&str> = (lines[at].split('(').nth(1).unwrap().split(", "))
-            .map(|p| p.split(':').next().unwrap())
-            .collect();
-        let jump = (lines[at + 1..].iter())
-            .find(|l| l.trim_start().starts_with("jump "))
-            .unwrap();
-        let (callee, args) = jump.trim_start()["jump ".len()..].split_once('(').unwrap();
-        let args: Vec<&str> = args.trim_end_matches(')').split(", ").collect();
-        if args.first() == Some(&params[0]) && args.last() == Some(&params[1]) {
-            *callers.entry(callee).or_default() += 1;
-        }
-    }
-    let mut shared: Vec<usize> = callers.values().copied().filter(|&n| n > 1).collect();
-    shared.sort();
-    assert_eq!(shared, [2, 3], "{callers:?}\n{ir}");
+    // Each kernel calls shared code with its own memory first and return point last.
+    let shared = common::shared_callers(ir, &kernels);
+    assert_eq!(shared, [2, 3], "{ir}");
 }
 
 /// The application benchmarks (`benches/apps/`: every strategy of an application, on the

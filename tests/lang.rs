@@ -347,37 +347,15 @@ fn parallel_loop_bodies_of_the_same_code_share_it() {
         String::from_utf8_lossy(&out.stderr)
     );
     let ir = String::from_utf8_lossy(&out.stdout).into_owned();
-    let lines: Vec<&str> = ir.lines().collect();
     // The closure each loop passes: the next-to-last argument of the runtime's call.
-    let bodies: Vec<&str> = (lines.iter())
-        .filter_map(|l| l.trim_start().strip_prefix("jump @anydsl_parallel_for("))
-        .map(|args| {
-            let args: Vec<&str> = args.trim_end_matches(')').split(", ").collect();
-            args[args.len() - 2]
-        })
+    let bodies: Vec<&str> = (common::jump_args(&ir, "jump @anydsl_parallel_for(").into_iter())
+        .map(|a| a[a.len() - 2])
         .collect();
     assert_eq!(bodies.len(), 4, "{ir}");
-    // The function each body calls with its own `mem` and index first and its return
+    // Each body calls shared code with its own `mem` and index first and its return
     // point last.
-    let mut callers: std::collections::BTreeMap<&str, usize> = Default::default();
-    for b in &bodies {
-        let at = (lines.iter())
-            .position(|l| l.starts_with(&format!("cont {b}(")))
-            .unwrap_or_else(|| panic!("no {b} in {ir}"));
-        let params: Vec<&str> = (lines[at].split('(').nth(1).unwrap().split(", "))
-            .map(|p| p.split(':').next().unwrap())
-            .collect();
-        let jump = (lines[at + 1..].iter())
-            .find(|l| l.trim_start().starts_with("jump "))
-            .unwrap();
-        let (callee, args) = jump.trim_start()["jump ".len()..].split_once('(').unwrap();
-        let args: Vec<&str> = args.trim_end_matches(')').split(", ").collect();
-        if args.get(..2) == params.get(..2) && args.last() == params.last() {
-            *callers.entry(callee).or_default() += 1;
-        }
-    }
-    let shared: Vec<usize> = callers.values().copied().filter(|&n| n > 1).collect();
-    assert_eq!(shared, [3], "{callers:?}\n{ir}");
+    let shared = common::shared_callers(&ir, &bodies);
+    assert_eq!(shared, [3], "{ir}");
 }
 
 /// Writes `src` as `name` in a temporary folder and runs it in the interpreter with

@@ -48,3 +48,49 @@ pub fn interp_cuda(shm: &str, args: &[&str]) -> std::process::Output {
     all.extend_from_slice(args);
     durin(&all)
 }
+
+/// The arguments of each jump of printed IR `ir` whose line starts (after its indentation)
+/// with `prefix`: the list after the callee (after its type, for an intrinsic printed with
+/// one).
+pub fn jump_args<'a>(ir: &'a str, prefix: &str) -> Vec<Vec<&'a str>> {
+    (ir.lines())
+        .filter(|l| l.trim_start().starts_with(prefix))
+        .map(|l| {
+            let l = l.trim_end().trim_end_matches(')');
+            let args = match l.rfind(")(") {
+                Some(i) => &l[i + 2..],
+                None => l.split_once('(').map_or("", |(_, a)| a),
+            };
+            args.split(", ").collect()
+        })
+        .collect()
+}
+
+/// For the continuations `conts` of printed IR `ir`: how many of them jump to each function
+/// that more than one of them jumps to passing their own parameters in order (all but the
+/// last first, the last, a return point, last: a call of code they share, its other
+/// arguments the values that differ), sorted.
+pub fn shared_callers(ir: &str, conts: &[&str]) -> Vec<usize> {
+    let lines: Vec<&str> = ir.lines().collect();
+    let mut callers: std::collections::BTreeMap<&str, usize> = Default::default();
+    for c in conts {
+        let at = (lines.iter())
+            .position(|l| l.starts_with(&format!("cont {c}(")))
+            .unwrap_or_else(|| panic!("no {c} in {ir}"));
+        let params: Vec<&str> = (lines[at].split('(').nth(1).unwrap().split(", "))
+            .map(|p| p.split(':').next().unwrap())
+            .collect();
+        let jump = (lines[at + 1..].iter())
+            .find(|l| l.trim_start().starts_with("jump "))
+            .unwrap();
+        let (callee, args) = jump.trim_start()["jump ".len()..].split_once('(').unwrap();
+        let args: Vec<&str> = args.trim_end_matches(')').split(", ").collect();
+        let n = params.len();
+        if args.len() >= n && args[..n - 1] == params[..n - 1] && args.last() == params.last() {
+            *callers.entry(callee).or_default() += 1;
+        }
+    }
+    let mut shared: Vec<usize> = callers.values().copied().filter(|&n| n > 1).collect();
+    shared.sort();
+    shared
+}
