@@ -6,7 +6,9 @@
 //! it, compiling is an error that lists where it looked. A cubin is cached in `$DURIN_CACHE_DIR` (default
 //! `$XDG_CACHE_HOME/durin` or `~/.cache/durin`), under `kernels/`, keyed by a hash of the
 //! source, the architecture and NVRTC's version; the source is kept next to it and compared
-//! on every hit, so a hash collision recompiles instead of loading the wrong code.
+//! on every hit, so a hash collision recompiles instead of loading the wrong code. The cache
+//! keeps at most `$DURIN_CACHE_MAX_MB` megabytes (1,000 by default): storing an entry
+//! removes the least recently used ones beyond that.
 
 use cudarc::nvrtc::{result, sys};
 use std::ffi::CString;
@@ -259,6 +261,11 @@ pub fn cached_cubin_in(
     );
     if let (Ok(b), Ok(s)) = (std::fs::read(&bin), std::fs::read(&src)) {
         if s == source.as_bytes() && !b.is_empty() {
+            // Used now: the last to go when the cache is trimmed.
+            let _ = std::fs::File::options()
+                .append(true)
+                .open(&bin)
+                .and_then(|f| f.set_modified(std::time::SystemTime::now()));
             return Ok((b, Origin::Cached));
         }
     }
@@ -272,13 +279,116 @@ pub fn cached_cubin_in(
         if std::fs::write(&tmp, &cubin).is_ok() {
             let _ = std::fs::rename(&tmp, &bin);
         }
+        trim(dir, cache_limit(), &bin);
     }
     Ok((cubin, Origin::Compiled))
+}
+
+/// The most bytes the kernel cache keeps: `$DURIN_CACHE_MAX_MB` megabytes (10^6 bytes), 1,000
+/// by default (a module of the largest programs, its source and its cubin, is a few MB).
+pub fn cache_limit() -> u64 {
+    std::env::var("DURIN_CACHE_MAX_MB")
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .unwrap_or(1000)
+        .saturating_mul(1_000_000)
+}
+
+/// Removes the least recently used entries of the cache in `dir` (a cubin and its source;
+/// a hit marks its cubin used) until what is left holds at most `limit` bytes, never `keep`
+/// (the entry just stored). Whatever cannot be read or removed is left: another run may be
+/// using the cache at the same time.
+pub fn trim(dir: &Path, limit: u64, keep: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let size = |p: &Path| std::fs::metadata(p).map_or(0, |m| m.len());
+    let mut cubins: Vec<(std::time::SystemTime, PathBuf, u64)> = Vec::new();
+    let mut total = 0;
+    for e in entries.flatten() {
+        let path = e.path();
+        if path.extension().is_none_or(|x| x != "cubin") {
+            continue;
+        }
+        let Ok(meta) = e.metadata() else {
+            continue;
+        };
+        let bytes = meta.len() + size(&path.with_extension("cu"));
+        total += bytes;
+        let used = meta.modified().unwrap_or(std::time::UNIX_EPOCH);
+        cubins.push((used, path, bytes));
+    }
+    if total <= limit {
+        return;
+    }
+    // Oldest first; equal times by name, so that the order does not depend on the folder's.
+    cubins.sort();
+    for (_, path, bytes) in cubins {
+        if total <= limit {
+            break;
+        }
+        if path == keep {
+            continue;
+        }
+        // The cubin first: an entry without it is no hit, whatever became of its source.
+        if std::fs::remove_file(&path).is_ok() {
+            let _ = std::fs::remove_file(path.with_extension("cu"));
+            total = total.saturating_sub(bytes);
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Trimming removes the entries used longest ago (cubin and source) until the rest fits,
+    /// keeps the one just stored whatever its age, and leaves other files alone.
+    #[test]
+    fn trimming_removes_the_least_recently_used_entries() {
+        let dir = std::env::temp_dir().join(format!("durin-cache-trim-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let t0 = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_700_000_000);
+        // Entries a (oldest) to e, each a 100-byte cubin and a 50-byte source.
+        for (i, name) in ["a", "b", "c", "d", "e"].iter().enumerate() {
+            let bin = dir.join(format!("{name}.cubin"));
+            std::fs::write(&bin, [0u8; 100]).unwrap();
+            std::fs::write(dir.join(format!("{name}.cu")), [b'x'; 50]).unwrap();
+            let f = std::fs::File::options().append(true).open(&bin).unwrap();
+            f.set_modified(t0 + std::time::Duration::from_secs(60 * i as u64))
+                .unwrap();
+        }
+        std::fs::write(dir.join("other.txt"), [0u8; 1000]).unwrap();
+        let names = || {
+            let mut v: Vec<String> = std::fs::read_dir(&dir)
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect();
+            v.sort();
+            v
+        };
+        // 750 bytes of entries: under the limit, nothing goes.
+        trim(&dir, 750, &dir.join("e.cubin"));
+        assert_eq!(names().len(), 11);
+        // At most 450 bytes: three entries stay; `a` is the oldest but kept as the new one.
+        trim(&dir, 450, &dir.join("a.cubin"));
+        assert_eq!(
+            names(),
+            [
+                "a.cu",
+                "a.cubin",
+                "d.cu",
+                "d.cubin",
+                "e.cu",
+                "e.cubin",
+                "other.txt"
+            ]
+        );
+        trim(&dir, 0, &dir.join("e.cubin"));
+        assert_eq!(names(), ["e.cu", "e.cubin", "other.txt"]);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     #[test]
     fn architectures_are_checked() {
