@@ -110,9 +110,8 @@ pub(crate) struct Findings {
     /// The `pe_info` and `pe_report` calls (place and text).
     pub(crate) pe_info: PeRecords,
     /// Whether a run of `pe` has shared the kernels of launches (and the closures passed to
-    /// imports) of the same code (see
-    /// [`crate::share`]): a later run finds them specialized, nothing left to share, and
-    /// looking would walk each kernel's code again.
+    /// imports) of the same code (see [`crate::share`]): a later run finds them specialized,
+    /// nothing left to share, and looking would walk each kernel's code again.
     pub(crate) kernels_shared: bool,
 }
 

@@ -45,8 +45,9 @@ pub struct Options {
     pub cff: bool,
     /// Specializations allowed before giving up.
     pub fuel: u64,
-    /// Make launches of kernels of the same code up to the host's values call one copy of
-    /// that code (see [`crate::share`]), before specializing them.
+    /// Make kernels of launches, and closures passed to imports, that are the same code up
+    /// to the host's values call one copy of that code (see [`crate::share`]), before
+    /// specializing them.
     pub share: bool,
 }
 
@@ -145,7 +146,8 @@ struct Specializer<'w> {
     /// Kernels and closures passed to imports looked at for sharing (see
     /// [`Specializer::share_kernels`]).
     examined: DefSet,
-    /// The kernels shared so far, by the code they were made from.
+    /// The shared functions made so far (for kernels and closures), by the code they were
+    /// made from.
     shared: FxHashMap<OpenForm, Def>,
     stats: Stats,
 }
