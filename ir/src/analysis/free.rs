@@ -5,6 +5,7 @@
 //! as a value it is a closure over them). [`FreeParams`] gives, for every continuation, the
 //! parameters of *other* continuations that it or any continuation it references uses.
 
+use crate::analysis::uses::UseSets;
 use crate::def::{Def, DefMap, Node};
 use crate::world::World;
 use indexmap::IndexSet;
@@ -80,17 +81,23 @@ impl FreeParams {
     pub fn compute_over(w: &World, conts: Vec<Def>) -> FreeParams {
         let mut direct: DefMap<Set> = DefMap::new();
         let mut refs: DefMap<Vec<Def>> = DefMap::new();
-        let mut seen = Marks::new(w);
-        for (i, &k) in conts.iter().enumerate() {
-            let (mut ps, mut ns) = (Set::default(), Set::default());
-            let stamp = i as u32 + 1;
-            reach_unseen(w, w.ops(k), &mut ps, &mut ns, |d| seen.mark(d, stamp));
-            ps.retain(|&p| w.ops(p)[0] != k);
+        // What each continuation reaches through structural defs, from sets memoized per
+        // def: continuations that share an expression do not each walk it again.
+        let mut uses = UseSets::default();
+        let mut reached: Vec<Def> = Vec::new();
+        for &k in &conts {
+            reached.clear();
+            uses.each_direct_use(w, k, |d| reached.push(d));
+            reached.sort_unstable();
+            reached.dedup();
+            let ps: Set = (reached.iter().copied())
+                .filter(|&d| w.node(d) != Node::Cont && w.ops(d)[0] != k)
+                .collect();
             direct.insert(k, ps);
             refs.insert(
                 k,
-                ns.into_iter()
-                    .filter(|&n| n != k && w.node(n) == Node::Cont)
+                (reached.iter().copied())
+                    .filter(|&d| d != k && w.node(d) == Node::Cont)
                     .collect(),
             );
         }
