@@ -132,8 +132,7 @@ pub fn verify(w: &World) -> Result<(), Vec<VerifyError>> {
                     None => {}
                 }
                 if w.is_external(d) && !free.is_closed(d) {
-                    let names: Vec<&str> = free
-                        .of(d)
+                    let names: Vec<&str> = free_params(w, &free, d)
                         .iter()
                         .map(|&p| layout.name(p).unwrap_or("?"))
                         .collect();
@@ -266,4 +265,28 @@ mod tests {
             ]
         );
     }
+}
+
+/// The parameters of other continuations that `k` uses, directly or through the
+/// continuations it references, in the order a walk finds them (for an error message).
+fn free_params(w: &World, free: &FreeParams, k: Def) -> Vec<Def> {
+    let owners = free.owners(k);
+    let mut seen: rustc_hash::FxHashSet<Def> = Default::default();
+    let mut stack = vec![k];
+    let mut out = Vec::new();
+    while let Some(d) = stack.pop() {
+        if !seen.insert(d) {
+            continue;
+        }
+        match w.node(d) {
+            Node::Param(_) => {
+                if owners.contains(&w.ops(d)[0]) {
+                    out.push(d);
+                }
+            }
+            Node::Global { .. } => {}
+            _ => stack.extend(w.ops(d).iter().rev()),
+        }
+    }
+    out
 }

@@ -3,7 +3,10 @@
 //! A continuation is *closed* if everything it computes depends only on its own parameters;
 //! otherwise it uses parameters of enclosing continuations (it is nested in their scope, and
 //! as a value it is a closure over them). [`FreeParams`] gives, for every continuation, the
-//! parameters of *other* continuations that it or any continuation it references uses.
+//! *other* continuations whose parameters it or any continuation it references uses: a
+//! parameter is free exactly where its continuation is, so the sets are as small as the
+//! nesting is deep (sets of the parameters themselves grow with the code, and made this
+//! analysis quadratic on long unrolled kernels).
 
 use crate::analysis::uses::UseSets;
 use crate::def::{Def, DefMap, Node};
@@ -13,9 +16,8 @@ use rustc_hash::FxBuildHasher;
 
 type Set = IndexSet<Def, FxBuildHasher>;
 
-/// The free parameters of every continuation of a world.
+/// The free parameters of every continuation of a world, by the continuations they belong to.
 pub struct FreeParams {
-    free: DefMap<Vec<Def>>,
     owners: DefMap<Vec<Def>>,
     users: DefMap<Vec<Def>>,
 }
@@ -79,21 +81,29 @@ impl FreeParams {
     /// As [`FreeParams::compute`], for `conts` only: they must include every continuation
     /// they reference (the live continuations of a program do).
     pub fn compute_over(w: &World, conts: Vec<Def>) -> FreeParams {
-        let mut direct: DefMap<Set> = DefMap::new();
+        let mut owners: DefMap<Vec<Def>> = DefMap::new();
         let mut refs: DefMap<Vec<Def>> = DefMap::new();
         // What each continuation reaches through structural defs, from sets memoized per
         // def: continuations that share an expression do not each walk it again.
         let mut uses = UseSets::default();
         let mut reached: Vec<Def> = Vec::new();
-        for &k in &conts {
+        let mut marked = Marks::new(w);
+        for (i, &k) in conts.iter().enumerate() {
             reached.clear();
             uses.each_direct_use(w, k, |d| reached.push(d));
             reached.sort_unstable();
             reached.dedup();
-            let ps: Set = (reached.iter().copied())
-                .filter(|&d| w.node(d) != Node::Cont && w.ops(d)[0] != k)
-                .collect();
-            direct.insert(k, ps);
+            let stamp = i as u32 + 1;
+            let mut os = Vec::new();
+            for &d in &reached {
+                if w.node(d) != Node::Cont {
+                    let o = w.ops(d)[0];
+                    if o != k && marked.mark(o, stamp) {
+                        os.push(o);
+                    }
+                }
+            }
+            owners.insert(k, os);
             refs.insert(
                 k,
                 (reached.iter().copied())
@@ -102,7 +112,7 @@ impl FreeParams {
             );
         }
         // Propagate along references with a worklist: a continuation is looked at again
-        // only when one it references has gained a parameter.
+        // only when one it references has gained an owner.
         let mut users: DefMap<Vec<Def>> = DefMap::new();
         for &k in &conts {
             for &j in &refs[k] {
@@ -114,7 +124,6 @@ impl FreeParams {
                 }
             }
         }
-        let mut free = direct;
         let mut queued: rustc_hash::FxHashSet<Def> = conts.iter().copied().collect();
         let mut work: std::collections::VecDeque<Def> = conts.iter().copied().collect();
         // For each continuation, how much of the set of each one it references it has
@@ -123,39 +132,42 @@ impl FreeParams {
         for &k in &conts {
             looked.insert(k, vec![0; refs[k].len()]);
         }
+        // The members of the set being grown, marked by def number (long sequences of calls
+        // nest hundreds of return points, and so make sets of hundreds).
+        let mut member = vec![false; w.num_defs()];
+        let mut add: Vec<Def> = Vec::new();
         while let Some(k) = work.pop_front() {
             queued.remove(&k);
-            let mut add = Set::default();
+            member[k.index()] = true;
+            for &o in &owners[k] {
+                member[o.index()] = true;
+            }
             for (r, &j) in refs[k].iter().enumerate() {
-                let seen = std::mem::replace(&mut looked[k][r], free[j].len());
-                for &p in free[j].as_slice()[seen..].iter() {
-                    if w.ops(p)[0] != k && !free[k].contains(&p) {
-                        add.insert(p);
+                let seen = std::mem::replace(&mut looked[k][r], owners[j].len());
+                for &o in owners[j].as_slice()[seen..].iter() {
+                    if !member[o.index()] {
+                        member[o.index()] = true;
+                        add.push(o);
                     }
                 }
+            }
+            member[k.index()] = false;
+            for &o in owners[k].iter().chain(&add) {
+                member[o.index()] = false;
             }
             if add.is_empty() {
                 continue;
             }
-            free[k].extend(add);
+            owners[k].append(&mut add);
             for &u in users.get(k).map_or(&[][..], |v| v.as_slice()) {
                 if queued.insert(u) {
                     work.push_back(u);
                 }
             }
         }
-        let (mut out, mut owners) = (DefMap::new(), DefMap::new());
         let mut users: DefMap<Vec<Def>> = DefMap::new();
-        let mut owned = Marks::new(w);
-        for (i, (k, s)) in free.iter().enumerate() {
-            let mut os: Vec<Def> = Vec::new();
-            for &p in s {
-                let o = w.ops(p)[0];
-                if owned.mark(o, i as u32 + 1) {
-                    os.push(o);
-                }
-            }
-            for &o in &os {
+        for (k, os) in owners.iter() {
+            for &o in os {
                 match users.get_mut(o) {
                     Some(us) => us.push(k),
                     None => {
@@ -163,19 +175,8 @@ impl FreeParams {
                     }
                 }
             }
-            out.insert(k, s.iter().copied().collect());
-            owners.insert(k, os);
         }
-        FreeParams {
-            free: out,
-            owners,
-            users,
-        }
-    }
-
-    /// The parameters of other continuations that `cont` uses, in discovery order.
-    pub fn of(&self, cont: Def) -> &[Def] {
-        self.free.get(cont).map_or(&[], |s| s.as_slice())
+        FreeParams { owners, users }
     }
 
     /// The continuations whose parameters `cont` uses, in discovery order.
@@ -191,6 +192,6 @@ impl FreeParams {
 
     /// Whether `cont` uses no parameter but its own.
     pub fn is_closed(&self, cont: Def) -> bool {
-        self.of(cont).is_empty()
+        self.owners(cont).is_empty()
     }
 }

@@ -154,10 +154,9 @@ fn absorb_blocks(
             if let Some(&o) = owner.get(&c) {
                 break Some(o);
             }
-            match free.of(c).first() {
+            match free.owners(c).first() {
                 None => break Some(c),
-                Some(&p) => {
-                    let up = w.ops(p)[0];
+                Some(&up) => {
                     if chain.contains(&up) {
                         break None;
                     }

@@ -58,7 +58,7 @@ impl Scope {
         while changed {
             changed = false;
             for &k in &candidates {
-                if !conts.contains(&k) && free.of(k).iter().any(|&p| conts.contains(&w.ops(p)[0])) {
+                if !conts.contains(&k) && free.owners(k).iter().any(|o| conts.contains(o)) {
                     conts.insert(k);
                     changed = true;
                 }
