@@ -18,20 +18,40 @@ use durin_diag::Diagnostic;
 use durin_ir::{Def, Node, World};
 use rustc_hash::FxHashMap;
 
-/// Runs the cleanups until none changes anything (at most 32 times); whether any did.
+/// Runs the cleanups until none changes anything (at most 32 sweeps of both); whether any
+/// did.
 pub fn run(w: &mut World) -> bool {
-    let mut any = lower_markers(w);
-    any |= fold_constant_loads(w);
+    // The live program, where the world has not changed since it was found: a cleanup that
+    // changes nothing hands it to the next one instead of each walking the program again.
+    let mut live = None;
+    let mut any = lower_markers(w, &mut live);
+    any |= fold_constant_loads(w, &mut live);
     // What structural defs reach never changes: one cache serves every sweep.
     let mut uses = UseCache::default();
-    for _ in 0..32 {
-        let changed = eta(w, &mut uses) | drop_params(w, &mut uses);
+    // Eta reduction and parameter elimination take turns, each on the world the other
+    // left. One that changes nothing right after the other changed nothing ends it: the
+    // world is the one the other just found nothing in (on `benches/gpu/bandwidth.art`
+    // that last look was a quarter of the first `simplify`'s cleanup).
+    let mut idle = 0;
+    for turn in 0..64 {
+        let changed = if turn % 2 == 0 {
+            eta(w, &mut uses, &mut live)
+        } else {
+            drop_params(w, &mut uses, &mut live)
+        };
         any |= changed;
-        if !changed {
+        idle = if changed { 0 } else { idle + 1 };
+        if idle == 2 {
             break;
         }
     }
     any
+}
+
+/// The live program of `w`: the one in `known` (taken), which a cleanup that changed
+/// nothing left there, or found anew.
+fn live_of(w: &World, known: &mut Option<Live>) -> Live {
+    known.take().unwrap_or_else(|| Live::new(w))
 }
 
 /// Applies `rw` to the filters and bodies of all continuations in `conts`.
@@ -42,13 +62,13 @@ fn apply(w: &mut World, rw: &mut Rewriter, conts: &[Def]) {
 }
 
 /// Removes `run`, `hlt` and unfolded `known` markers; whether there were any.
-pub fn lower_markers(w: &mut World) -> bool {
+fn lower_markers(w: &mut World, known: &mut Option<Live>) -> bool {
     let mut any = false;
     // A marker replaced by its operand may have markers inside: again until none is left
     // (each time removes the outermost ones; markers in the initializer of a global, which
     // continuations do not rewrite, would stay: hence the bound).
     for _ in 0..64 {
-        let live = Live::new(w);
+        let live = live_of(w, known);
         let mut rw = Rewriter::new();
         let mut found = false;
         for d in live.defs() {
@@ -61,6 +81,7 @@ pub fn lower_markers(w: &mut World) -> bool {
             found = true;
         }
         if !found {
+            *known = Some(live);
             break;
         }
         apply(w, &mut rw, live.conts());
@@ -71,8 +92,8 @@ pub fn lower_markers(w: &mut World) -> bool {
 
 /// Loads from an immutable global at a constant position (`weights(2)` of a `static`
 /// array) become the value, so that constant tables disappear after specialization.
-pub fn fold_constant_loads(w: &mut World) -> bool {
-    let live = Live::new(w);
+fn fold_constant_loads(w: &mut World, known: &mut Option<Live>) -> bool {
+    let live = live_of(w, known);
     let mut folded: FxHashMap<Def, (Def, Def)> = FxHashMap::default();
     let loads: Vec<Def> = live.defs().filter(|&d| w.node(d) == Node::Load).collect();
     for &l in &loads {
@@ -113,6 +134,7 @@ pub fn fold_constant_loads(w: &mut World) -> bool {
         }
     }
     if folded.is_empty() {
+        *known = Some(live);
         return false;
     }
     // A load becomes its value and the token it was given, that token rewritten too (it
@@ -134,8 +156,8 @@ pub fn fold_constant_loads(w: &mut World) -> bool {
 
 /// Replaces continuations that only forward their parameters by their target; whether any
 /// was.
-pub fn eta(w: &mut World, cache: &mut UseCache) -> bool {
-    let live = Live::new(w);
+fn eta(w: &mut World, cache: &mut UseCache, known: &mut Option<Live>) -> bool {
+    let live = live_of(w, known);
     let mut target: FxHashMap<Def, Def> = FxHashMap::default();
     for &k in live.conts() {
         if w.is_external(k) {
@@ -162,6 +184,7 @@ pub fn eta(w: &mut World, cache: &mut UseCache) -> bool {
         }
     }
     if target.is_empty() {
+        *known = Some(live);
         return false;
     }
     // A candidate whose parameters are used outside its own body stays: code it reaches
@@ -201,14 +224,16 @@ pub fn eta(w: &mut World, cache: &mut UseCache) -> bool {
     }
     if mapped {
         apply(w, &mut rw, &referencing);
+    } else {
+        *known = Some(live);
     }
     mapped
 }
 
 /// Drops parameters of continuations that are only jumped to: unused ones, and those that
 /// every jump passes the same value for. Whether any were.
-pub fn drop_params(w: &mut World, uses: &mut UseCache) -> bool {
-    let live = Live::new(w);
+fn drop_params(w: &mut World, uses: &mut UseCache, known: &mut Option<Live>) -> bool {
+    let live = live_of(w, known);
     let conts = live.conts();
     // Where each continuation is the callee of a jump, and how many such jumps there are.
     let mut sites: FxHashMap<Def, Vec<Def>> = FxHashMap::default();
@@ -320,6 +345,11 @@ pub fn drop_params(w: &mut World, uses: &mut UseCache) -> bool {
     }
     *uses = index.into_cache();
     let changed = !replaced.is_empty();
+    if !changed {
+        // (Only unused defs were made: bottoms for unused parameters.)
+        *known = Some(live);
+        return false;
+    }
     for (k, clone, keep) in replaced {
         for &s in &sites[&k] {
             if let Some((_, args)) = w.body(s).map(|(c, a)| (c, a.to_vec())) {

@@ -27,6 +27,7 @@ use crate::analysis::live::Live;
 use crate::context::{Pass, PassContext, Remap};
 use crate::rewrite::{cont_param_types, is_function_type, is_point_type, DefSet, ScopeIndex};
 use durin_diag::Diagnostic;
+use durin_ir::def::DefMap;
 use durin_ir::{AddrSpace, Def, Node, Type, TypeKind, World};
 use rustc_hash::{FxHashMap, FxHashSet};
 
@@ -74,9 +75,7 @@ pub fn run(w: &World) -> Result<(World, Remap, Stats), Diagnostic> {
     let users = live.users(w);
     let mut kinds = FxHashMap::default();
     for &k in &conts {
-        let value = users
-            .get(&k)
-            .is_some_and(|us| us.iter().any(|&u| used_as_value(w, u, k)));
+        let value = users.of(k).iter().any(|&u| used_as_value(w, u, k));
         let free = !closed.get(&k).copied().unwrap_or(true);
         let kind = match (is_function_type(w, w.type_of(k)), value, free) {
             (true, true, false) => Kind::Wrap,
@@ -126,7 +125,11 @@ pub fn run(w: &World) -> Result<(World, Remap, Stats), Diagnostic> {
     while let Some((old, new)) = cv.pending.pop() {
         cv.body(old, new)?;
     }
-    Ok((cv.new, Remap::new(cv.conts), cv.stats))
+    let mut moved = DefMap::new();
+    for (&old, &new) in &cv.conts {
+        moved.insert(old, new);
+    }
+    Ok((cv.new, Remap::new(moved), cv.stats))
 }
 
 /// Whether user `u` refers to continuation `k` other than as the callee of its jump.

@@ -11,8 +11,8 @@ use crate::gpu::buffers::KernelBuffers;
 use crate::gpu::model::StageMode;
 use crate::gpu::target::Target;
 use durin_diag::{Diagnostic, SourceMap, Span};
+use durin_ir::def::DefMap;
 use durin_ir::{Def, World};
-use rustc_hash::FxHashMap;
 
 /// Partial-evaluation fuel by default: specializations allowed per run of `pe`.
 pub(crate) const DEFAULT_FUEL: u64 = 1_000_000;
@@ -66,26 +66,27 @@ impl Default for Config {
 /// handles (`main`, the exports) through it instead of finding them again.
 #[derive(Clone, Debug, Default)]
 pub struct Remap {
-    map: FxHashMap<Def, Def>,
+    map: DefMap<Def>,
 }
 
 impl Remap {
-    pub(crate) fn new(map: FxHashMap<Def, Def>) -> Remap {
+    pub(crate) fn new(map: DefMap<Def>) -> Remap {
         Remap { map }
     }
 
     /// The new def of `old`, if it survived.
     pub fn get(&self, old: Def) -> Option<Def> {
-        self.map.get(&old).copied()
+        self.map.get(old).copied()
     }
 
     /// Where `self`'s old defs went after `next` ran too.
     fn then(&self, next: &Remap) -> Remap {
-        let map = self
-            .map
-            .iter()
-            .filter_map(|(&old, &mid)| next.get(mid).map(|new| (old, new)))
-            .collect();
+        let mut map = DefMap::new();
+        for (old, &mid) in self.map.iter() {
+            if let Some(new) = next.get(mid) {
+                map.insert(old, new);
+            }
+        }
         Remap { map }
     }
 }

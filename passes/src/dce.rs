@@ -5,8 +5,8 @@
 use crate::context::{Pass, PassContext, Remap};
 use crate::rewrite::cont_param_types;
 use durin_diag::Diagnostic;
+use durin_ir::def::DefMap;
 use durin_ir::{Def, Node, World};
-use rustc_hash::FxHashMap;
 
 /// The program of `w` reachable from its externals, in a fresh world with the same types,
 /// and where each def of `w` that is kept went.
@@ -14,7 +14,7 @@ pub fn compact(w: &World) -> (World, Remap) {
     let mut c = Copier {
         old: w,
         new: World::with_types_of(w),
-        map: FxHashMap::default(),
+        map: DefMap::new(),
         pending: Vec::new(),
     };
     // Keep the original order of externals: make them first.
@@ -30,7 +30,8 @@ pub fn compact(w: &World) -> (World, Remap) {
 struct Copier<'a> {
     old: &'a World,
     new: World,
-    map: FxHashMap<Def, Def>,
+    /// Where each old def went (a table by def number: every live def is looked up).
+    map: DefMap<Def>,
     /// Continuations made in the new world whose filters and body are still to copy.
     pending: Vec<Def>,
 }
@@ -38,12 +39,12 @@ struct Copier<'a> {
 impl Copier<'_> {
     /// The new def for old `d`, making nominals on first sight (their contents later).
     fn import(&mut self, d: Def) -> Def {
-        if let Some(&n) = self.map.get(&d) {
+        if let Some(&n) = self.map.get(d) {
             return n;
         }
         let mut stack = vec![(d, false)];
         while let Some(&(x, expanded)) = stack.last() {
-            if self.map.contains_key(&x) {
+            if self.map.contains_key(x) {
                 stack.pop();
                 continue;
             }
@@ -66,7 +67,7 @@ impl Copier<'_> {
                 }
                 Node::Param(i) => {
                     let owner = old.ops(x)[0];
-                    match self.map.get(&owner) {
+                    match self.map.get(owner) {
                         Some(&k) => {
                             stack.pop();
                             let p = self.new.param(k, i as usize);
@@ -81,14 +82,14 @@ impl Copier<'_> {
             if !expanded {
                 stack.last_mut().expect("just read").1 = true;
                 for &o in old.ops(x) {
-                    if !self.map.contains_key(&o) {
+                    if !self.map.contains_key(o) {
                         stack.push((o, false));
                     }
                 }
                 continue;
             }
             stack.pop();
-            let ops: Vec<Def> = old.ops(x).iter().map(|o| self.map[o]).collect();
+            let ops: Vec<Def> = old.ops(x).iter().map(|&o| self.map[o]).collect();
             let n = match old.node(x) {
                 Node::Global { mutable } => {
                     self.new
@@ -101,12 +102,12 @@ impl Copier<'_> {
             }
             self.map.insert(x, n);
         }
-        self.map[&d]
+        self.map[d]
     }
 
     fn fill(&mut self, k: Def) {
         let old = self.old;
-        let nk = self.map[&k];
+        let nk = self.map[k];
         for i in 0..old.num_params(k) {
             let f = self.import(old.filters(k)[i]);
             self.new.set_filter(nk, i, f);

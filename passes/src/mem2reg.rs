@@ -23,7 +23,7 @@
 //! one new parameter per slot. Loads become the values, stores and slots disappear; the
 //! old continuations are left dead for `dce`.
 
-use crate::analysis::live::Live;
+use crate::analysis::live::{Live, Users};
 use crate::context::{Pass, PassContext};
 use crate::rewrite::{closed_conts, cont_param_types, is_function, DefSet, Rewriter, UseCache};
 use durin_diag::Diagnostic;
@@ -78,7 +78,7 @@ struct Keep;
 
 struct Analysis<'w> {
     w: &'w World,
-    users: FxHashMap<Def, Vec<Def>>,
+    users: Users,
     sources: FxHashMap<(Def, Def), Source>,
     /// Which live continuations are top-level functions.
     closed: FxHashMap<Def, bool>,
@@ -202,7 +202,7 @@ impl Analysis<'_> {
     }
 
     fn users(&self, d: Def) -> &[Def] {
-        self.users.get(&d).map_or(&[], Vec::as_slice)
+        self.users.of(d)
     }
 
     /// The continuations that need the value of `slot` at their entry, or why the slot

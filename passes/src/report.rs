@@ -11,10 +11,9 @@
 //! The pipeline removes most closures by specialization and inlining; [`closure_report`]
 //! lists those that survive, for `--report closures`.
 
-use crate::analysis::live::Live;
+use crate::analysis::live::{Live, Users};
 use crate::rewrite::{closed_conts, is_function_type, DefSet};
 use durin_ir::{Def, Node, Span, World};
-use rustc_hash::FxHashMap;
 
 /// A continuation that is neither a top-level function nor a block.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -64,7 +63,7 @@ pub fn closure_report(w: &World) -> ClosureReport {
             report.functions += 1;
             continue;
         }
-        let uses = users.get(&k).map_or(&[][..], Vec::as_slice);
+        let uses = users.of(k);
         match why_closure(w, k, uses, &users) {
             None => report.blocks += 1,
             Some(why) => report.closures.push(Closure {
@@ -79,12 +78,7 @@ pub fn closure_report(w: &World) -> ClosureReport {
 }
 
 /// Why continuation `k` (with free parameters), used by `uses`, is not a block.
-fn why_closure(
-    w: &World,
-    k: Def,
-    uses: &[Def],
-    users: &FxHashMap<Def, Vec<Def>>,
-) -> Option<&'static str> {
+fn why_closure(w: &World, k: Def, uses: &[Def], users: &Users) -> Option<&'static str> {
     let function = is_function_type(w, w.type_of(k));
     let mut called = false;
     for &u in uses {
@@ -105,11 +99,9 @@ fn why_closure(
             }
             // A branch target, if the branch is jumped to.
             Node::Select if w.ops(u)[0] != k => {
-                let jumped = users.get(&u).is_none_or(|us| {
-                    us.iter().all(|&j| {
-                        w.node(j) == Node::Cont
-                            && w.body(j).is_some_and(|(c, a)| c == u && !a.contains(&u))
-                    })
+                let jumped = users.of(u).iter().all(|&j| {
+                    w.node(j) == Node::Cont
+                        && w.body(j).is_some_and(|(c, a)| c == u && !a.contains(&u))
                 });
                 if !jumped {
                     return Some("selected as a value");

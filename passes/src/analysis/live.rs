@@ -10,7 +10,6 @@
 //! by def number: no hashing.
 
 use durin_ir::{Def, Launch, Node, World};
-use rustc_hash::FxHashMap;
 
 /// Live defs, their use counts, and the live continuations in the order they were found.
 #[derive(Default)]
@@ -48,17 +47,27 @@ impl Live {
 
     /// For each live def, the live defs that have it as an operand (once per operand
     /// slot; a parameter is not a user of its continuation).
-    pub fn users(&self, w: &World) -> FxHashMap<Def, Vec<Def>> {
-        let mut users: FxHashMap<Def, Vec<Def>> = FxHashMap::default();
+    pub fn users(&self, w: &World) -> Users {
+        // Counted first, then filled: one flat list cut per def, no list per def.
+        let users_of = |d: Def| (!matches!(w.node(d), Node::Param(_))).then(|| w.ops(d));
+        let mut start = vec![0u32; w.num_defs() + 1];
         for d in self.defs() {
-            if matches!(w.node(d), Node::Param(_)) {
-                continue;
-            }
-            for &o in w.ops(d) {
-                users.entry(o).or_default().push(d);
+            for &o in users_of(d).unwrap_or(&[]) {
+                start[o.index() + 1] += 1;
             }
         }
-        users
+        for i in 1..start.len() {
+            start[i] += start[i - 1];
+        }
+        let mut fill = start.clone();
+        let mut list = vec![Def::default(); start[start.len() - 1] as usize];
+        for d in self.defs() {
+            for &o in users_of(d).unwrap_or(&[]) {
+                list[fill[o.index()] as usize] = d;
+                fill[o.index()] += 1;
+            }
+        }
+        Users { start, list }
     }
 
     /// The live continuations, in the order they became live (a pass may walk this list by
@@ -200,6 +209,23 @@ impl Live {
                     stack.push(o);
                 }
             }
+        }
+    }
+}
+
+/// For each live def, the live defs that have it as an operand (see [`Live::users`]).
+pub struct Users {
+    /// Where the users of each def (by number) start in `list`; one more at the end.
+    start: Vec<u32>,
+    list: Vec<Def>,
+}
+
+impl Users {
+    /// The users of `d`, in the order they became live (none for a def made after).
+    pub fn of(&self, d: Def) -> &[Def] {
+        match (self.start.get(d.index()), self.start.get(d.index() + 1)) {
+            (Some(&a), Some(&b)) => &self.list[a as usize..b as usize],
+            _ => &[],
         }
     }
 }
