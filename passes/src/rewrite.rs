@@ -6,6 +6,7 @@
 //! folds what became constant. Nominal continuations are never rewritten through; they are
 //! replaced only where the substitution says so (a clone for a continuation of a scope).
 
+use durin_ir::analysis::free::FreeParams;
 pub use durin_ir::analysis::uses::{DirectUses, UseSets};
 use durin_ir::{Def, Node, World};
 use indexmap::IndexSet;
@@ -498,89 +499,11 @@ pub fn closed_conts(w: &World, conts: &DefSet) -> FxHashMap<Def, bool> {
     UseCache::default().closed(w, conts)
 }
 
+/// Which of `conts` are closed, from their direct uses (see [`FreeParams::from_direct`]).
 fn closed_from(w: &World, conts: &DefSet, direct: &DirectUses) -> FxHashMap<Def, bool> {
-    let n = conts.len();
-    // The references between members, by position, and who references each member: each
-    // one flat list cut per member.
-    let mut refs: Vec<u32> = Vec::new();
-    let mut refs_start = vec![0u32; n + 1];
-    for i in 0..n {
-        let to = direct.conts(i).iter().filter_map(|c| conts.get_index_of(c));
-        refs.extend(to.filter(|&j| j != i).map(|j| j as u32));
-        refs_start[i + 1] = refs.len() as u32;
-    }
-    let refs_of = |i: usize| &refs[refs_start[i] as usize..refs_start[i + 1] as usize];
-    let mut start = vec![0u32; n + 1];
-    for &j in &refs {
-        start[j as usize + 1] += 1;
-    }
-    for i in 0..n {
-        start[i + 1] += start[i];
-    }
-    let mut fill = start.clone();
-    let mut referrers = vec![0u32; start[n] as usize];
-    for i in 0..n {
-        for &j in refs_of(i) {
-            referrers[fill[j as usize] as usize] = i as u32;
-            fill[j as usize] += 1;
-        }
-    }
-    // The continuations whose parameters each member uses without binding them (its own
-    // are bound): a parameter is free exactly when its continuation is, so the sets are as
-    // small as the nesting is deep. Grown to a fixed point.
-    let mut free: Vec<Vec<Def>> = (conts.iter().enumerate())
-        .map(|(i, &c)| {
-            let mut owners: Vec<Def> = (direct.params(i).iter())
-                .map(|&p| w.ops(p)[0])
-                .filter(|&o| o != c)
-                .collect();
-            owners.sort_unstable();
-            owners.dedup();
-            owners
-        })
-        .collect();
-    let mut queued = vec![true; n];
-    let mut work: Vec<u32> = (0..n as u32).collect();
-    // The members of the set being grown, marked by def number: long sequences of calls
-    // nest hundreds of return points, and so make sets of hundreds.
-    let mut marked = vec![false; w.num_defs()];
-    let mut add: Vec<Def> = Vec::new();
-    while let Some(i) = work.pop() {
-        let i = i as usize;
-        queued[i] = false;
-        let c = conts[i];
-        marked[c.index()] = true;
-        for &o in &free[i] {
-            marked[o.index()] = true;
-        }
-        for &j in refs_of(i) {
-            for &o in &free[j as usize] {
-                if !marked[o.index()] {
-                    marked[o.index()] = true;
-                    add.push(o);
-                }
-            }
-        }
-        marked[c.index()] = false;
-        for &o in free[i].iter().chain(&add) {
-            marked[o.index()] = false;
-        }
-        if add.is_empty() {
-            continue;
-        }
-        free[i].append(&mut add);
-        for &r in &referrers[start[i] as usize..start[i + 1] as usize] {
-            if !queued[r as usize] {
-                queued[r as usize] = true;
-                work.push(r);
-            }
-        }
-    }
-    conts
-        .iter()
-        .zip(&free)
-        .map(|(&c, f)| (c, f.is_empty()))
-        .collect()
+    let list: Vec<Def> = conts.iter().copied().collect();
+    let free = FreeParams::from_direct(w, &list, direct);
+    list.iter().map(|&c| (c, free.is_closed(c))).collect()
 }
 
 /// The body of `entry` with `args` (one for each of its parameters) substituted, as the

@@ -8,7 +8,7 @@
 //! nesting is deep (sets of the parameters themselves grow with the code, and made this
 //! analysis quadratic on long unrolled kernels).
 
-use crate::analysis::uses::UseSets;
+use crate::analysis::uses::{DirectUses, UseSets};
 use crate::def::{Def, DefMap, Node};
 use crate::world::World;
 use indexmap::IndexSet;
@@ -26,24 +26,6 @@ pub struct FreeParams {
 pub(crate) fn reach(w: &World, roots: &[Def], params: &mut Set, nominals: &mut Set) {
     let mut seen: rustc_hash::FxHashSet<Def> = Default::default();
     reach_unseen(w, roots, params, nominals, |d| seen.insert(d));
-}
-
-/// A number per def, to mark the defs seen by one of many walks without a set per walk:
-/// walk `i` marks with `i` and skips what already holds `i`.
-struct Marks(Vec<u32>);
-
-impl Marks {
-    fn new(w: &World) -> Marks {
-        Marks(vec![0; w.num_defs()])
-    }
-
-    /// Marks `d` with `stamp`; whether it was not marked so already.
-    fn mark(&mut self, d: Def, stamp: u32) -> bool {
-        let m = &mut self.0[d.index()];
-        let fresh = *m != stamp;
-        *m = stamp;
-        fresh
-    }
 }
 
 /// [`reach`], with `unseen(d)` saying whether `d` is seen for the first time.
@@ -81,93 +63,107 @@ impl FreeParams {
     /// As [`FreeParams::compute`], for `conts` only: they must include every continuation
     /// they reference (the live continuations of a program do).
     pub fn compute_over(w: &World, conts: Vec<Def>) -> FreeParams {
-        let mut owners: DefMap<Vec<Def>> = DefMap::new();
-        let mut refs: DefMap<Vec<Def>> = DefMap::new();
         // What each continuation reaches through structural defs, from sets memoized per
         // def: continuations that share an expression do not each walk it again.
         let mut uses = UseSets::default();
-        let mut reached: Vec<Def> = Vec::new();
-        let mut marked = Marks::new(w);
-        for (i, &k) in conts.iter().enumerate() {
-            reached.clear();
-            uses.each_direct_use(w, k, |d| reached.push(d));
-            reached.sort_unstable();
-            reached.dedup();
-            let stamp = i as u32 + 1;
-            let mut os = Vec::new();
-            for &d in &reached {
-                if w.node(d) != Node::Cont {
-                    let o = w.ops(d)[0];
-                    if o != k && marked.mark(o, stamp) {
-                        os.push(o);
-                    }
-                }
-            }
-            owners.insert(k, os);
-            refs.insert(
-                k,
-                (reached.iter().copied())
-                    .filter(|&d| d != k && w.node(d) == Node::Cont)
-                    .collect(),
-            );
-        }
-        // Propagate along references with a worklist: a continuation is looked at again
-        // only when one it references has gained an owner.
-        let mut users: DefMap<Vec<Def>> = DefMap::new();
+        let mut direct = DirectUses::default();
         for &k in &conts {
-            for &j in &refs[k] {
-                match users.get_mut(j) {
-                    Some(us) => us.push(k),
-                    None => {
-                        users.insert(j, vec![k]);
-                    }
-                }
+            uses.push_direct_uses(w, k, &mut direct);
+        }
+        Self::from_direct(w, &conts, &direct)
+    }
+
+    /// As [`FreeParams::compute_over`], from the direct uses of `conts` (entry `i` of
+    /// `direct` is `conts[i]`'s, as [`UseSets::push_direct_uses`] lists them); references
+    /// to continuations outside `conts` are not followed.
+    pub fn from_direct(w: &World, conts: &[Def], direct: &DirectUses) -> FreeParams {
+        let n = conts.len();
+        let mut position: DefMap<u32> = DefMap::new();
+        for (i, &c) in conts.iter().enumerate() {
+            position.insert(c, i as u32);
+        }
+        // The references between members, by position, and who references each member: each
+        // one flat list cut per member.
+        let mut refs: Vec<u32> = Vec::new();
+        let mut refs_start = vec![0u32; n + 1];
+        for i in 0..n {
+            let to = direct
+                .conts(i)
+                .iter()
+                .filter_map(|&c| position.get(c).copied());
+            refs.extend(to.filter(|&j| j as usize != i));
+            refs_start[i + 1] = refs.len() as u32;
+        }
+        let refs_of = |i: usize| &refs[refs_start[i] as usize..refs_start[i + 1] as usize];
+        let mut start = vec![0u32; n + 1];
+        for &j in &refs {
+            start[j as usize + 1] += 1;
+        }
+        for i in 0..n {
+            start[i + 1] += start[i];
+        }
+        let mut fill = start.clone();
+        let mut referrers = vec![0u32; start[n] as usize];
+        for i in 0..n {
+            for &j in refs_of(i) {
+                referrers[fill[j as usize] as usize] = i as u32;
+                fill[j as usize] += 1;
             }
         }
-        let mut queued: rustc_hash::FxHashSet<Def> = conts.iter().copied().collect();
-        let mut work: std::collections::VecDeque<Def> = conts.iter().copied().collect();
-        // For each continuation, how much of the set of each one it references it has
-        // looked at: sets only grow at their end, so a second look starts there.
-        let mut looked: DefMap<Vec<usize>> = DefMap::new();
-        for &k in &conts {
-            looked.insert(k, vec![0; refs[k].len()]);
-        }
-        // The members of the set being grown, marked by def number (long sequences of calls
-        // nest hundreds of return points, and so make sets of hundreds).
-        let mut member = vec![false; w.num_defs()];
+        // The continuations whose parameters each member uses without binding them (its own
+        // are bound), grown to a fixed point along the references.
+        let mut owners: Vec<Vec<Def>> = (conts.iter().enumerate())
+            .map(|(i, &c)| {
+                let mut os: Vec<Def> = (direct.params(i).iter())
+                    .map(|&p| w.ops(p)[0])
+                    .filter(|&o| o != c)
+                    .collect();
+                os.sort_unstable();
+                os.dedup();
+                os
+            })
+            .collect();
+        let mut queued = vec![true; n];
+        let mut work: Vec<u32> = (0..n as u32).collect();
+        // The members of the set being grown, marked by def number: long sequences of calls
+        // nest hundreds of return points, and so make sets of hundreds.
+        let mut marked = vec![false; w.num_defs()];
         let mut add: Vec<Def> = Vec::new();
-        while let Some(k) = work.pop_front() {
-            queued.remove(&k);
-            member[k.index()] = true;
-            for &o in &owners[k] {
-                member[o.index()] = true;
+        while let Some(i) = work.pop() {
+            let i = i as usize;
+            queued[i] = false;
+            let c = conts[i];
+            marked[c.index()] = true;
+            for &o in &owners[i] {
+                marked[o.index()] = true;
             }
-            for (r, &j) in refs[k].iter().enumerate() {
-                let seen = std::mem::replace(&mut looked[k][r], owners[j].len());
-                for &o in owners[j].as_slice()[seen..].iter() {
-                    if !member[o.index()] {
-                        member[o.index()] = true;
+            for &j in refs_of(i) {
+                for &o in &owners[j as usize] {
+                    if !marked[o.index()] {
+                        marked[o.index()] = true;
                         add.push(o);
                     }
                 }
             }
-            member[k.index()] = false;
-            for &o in owners[k].iter().chain(&add) {
-                member[o.index()] = false;
+            marked[c.index()] = false;
+            for &o in owners[i].iter().chain(&add) {
+                marked[o.index()] = false;
             }
             if add.is_empty() {
                 continue;
             }
-            owners[k].append(&mut add);
-            for &u in users.get(k).map_or(&[][..], |v| v.as_slice()) {
-                if queued.insert(u) {
-                    work.push_back(u);
+            owners[i].append(&mut add);
+            for &r in &referrers[start[i] as usize..start[i + 1] as usize] {
+                if !queued[r as usize] {
+                    queued[r as usize] = true;
+                    work.push(r);
                 }
             }
         }
+        let mut by_cont: DefMap<Vec<Def>> = DefMap::new();
         let mut users: DefMap<Vec<Def>> = DefMap::new();
-        for (k, os) in owners.iter() {
-            for &o in os {
+        for (&k, os) in conts.iter().zip(owners) {
+            for &o in &os {
                 match users.get_mut(o) {
                     Some(us) => us.push(k),
                     None => {
@@ -175,8 +171,12 @@ impl FreeParams {
                     }
                 }
             }
+            by_cont.insert(k, os);
         }
-        FreeParams { owners, users }
+        FreeParams {
+            owners: by_cont,
+            users,
+        }
     }
 
     /// The continuations whose parameters `cont` uses, in discovery order.
