@@ -6,7 +6,7 @@
 //! folds what became constant. Nominal continuations are never rewritten through; they are
 //! replaced only where the substitution says so (a clone for a continuation of a scope).
 
-use durin_ir::analysis::free::FreeParams;
+use durin_ir::analysis::free::owners_by_position;
 pub use durin_ir::analysis::uses::{DirectUses, UseSets};
 use durin_ir::{Def, Node, World};
 use indexmap::IndexSet;
@@ -499,11 +499,14 @@ pub fn closed_conts(w: &World, conts: &DefSet) -> FxHashMap<Def, bool> {
     UseCache::default().closed(w, conts)
 }
 
-/// Which of `conts` are closed, from their direct uses (see [`FreeParams::from_direct`]).
+/// Which of `conts` are closed, from their direct uses (see [`owners_by_position`]).
 fn closed_from(w: &World, conts: &DefSet, direct: &DirectUses) -> FxHashMap<Def, bool> {
     let list: Vec<Def> = conts.iter().copied().collect();
-    let free = FreeParams::from_direct(w, &list, direct);
-    list.iter().map(|&c| (c, free.is_closed(c))).collect()
+    let owners = owners_by_position(w, &list, direct, |c| conts.get_index_of(&c));
+    list.iter()
+        .zip(&owners)
+        .map(|(&c, os)| (c, os.is_empty()))
+        .collect()
 }
 
 /// The body of `entry` with `args` (one for each of its parameters) substituted, as the

@@ -22,6 +22,97 @@ pub struct FreeParams {
     users: DefMap<Vec<Def>>,
 }
 
+/// For each of `conts` (by position), the other continuations whose parameters it uses,
+/// directly (entry `i` of `direct` is `conts[i]`'s uses) or through the members it
+/// references (`position` finds a member's; references outside `conts` are not
+/// followed): a parameter is free exactly where its continuation is, so each set is as
+/// small as the nesting is deep. Tables by position, none by def number: the passes ask
+/// this of every live continuation of worlds of millions of defs.
+pub fn owners_by_position(
+    w: &World,
+    conts: &[Def],
+    direct: &DirectUses,
+    position: impl Fn(Def) -> Option<usize>,
+) -> Vec<Vec<Def>> {
+    let n = conts.len();
+    // The references between members, by position, and who references each member: each
+    // one flat list cut per member.
+    let mut refs: Vec<u32> = Vec::new();
+    let mut refs_start = vec![0u32; n + 1];
+    for i in 0..n {
+        let to = direct.conts(i).iter().filter_map(|&c| position(c));
+        refs.extend(to.filter(|&j| j != i).map(|j| j as u32));
+        refs_start[i + 1] = refs.len() as u32;
+    }
+    let refs_of = |i: usize| &refs[refs_start[i] as usize..refs_start[i + 1] as usize];
+    let mut start = vec![0u32; n + 1];
+    for &j in &refs {
+        start[j as usize + 1] += 1;
+    }
+    for i in 0..n {
+        start[i + 1] += start[i];
+    }
+    let mut fill = start.clone();
+    let mut referrers = vec![0u32; start[n] as usize];
+    for i in 0..n {
+        for &j in refs_of(i) {
+            referrers[fill[j as usize] as usize] = i as u32;
+            fill[j as usize] += 1;
+        }
+    }
+    // The continuations whose parameters each member uses without binding them (its own
+    // are bound), grown to a fixed point along the references.
+    let mut owners: Vec<Vec<Def>> = (conts.iter().enumerate())
+        .map(|(i, &c)| {
+            let mut os: Vec<Def> = (direct.params(i).iter())
+                .map(|&p| w.ops(p)[0])
+                .filter(|&o| o != c)
+                .collect();
+            os.sort_unstable();
+            os.dedup();
+            os
+        })
+        .collect();
+    let mut queued = vec![true; n];
+    let mut work: Vec<u32> = (0..n as u32).collect();
+    // The members of the set being grown, marked by def number: long sequences of calls
+    // nest hundreds of return points, and so make sets of hundreds.
+    let mut marked = vec![false; w.num_defs()];
+    let mut add: Vec<Def> = Vec::new();
+    while let Some(i) = work.pop() {
+        let i = i as usize;
+        queued[i] = false;
+        let c = conts[i];
+        marked[c.index()] = true;
+        for &o in &owners[i] {
+            marked[o.index()] = true;
+        }
+        for &j in refs_of(i) {
+            for &o in &owners[j as usize] {
+                if !marked[o.index()] {
+                    marked[o.index()] = true;
+                    add.push(o);
+                }
+            }
+        }
+        marked[c.index()] = false;
+        for &o in owners[i].iter().chain(&add) {
+            marked[o.index()] = false;
+        }
+        if add.is_empty() {
+            continue;
+        }
+        owners[i].append(&mut add);
+        for &r in &referrers[start[i] as usize..start[i + 1] as usize] {
+            if !queued[r as usize] {
+                queued[r as usize] = true;
+                work.push(r);
+            }
+        }
+    }
+    owners
+}
+
 /// Params and nominals reached from `roots` without entering nominals.
 pub(crate) fn reach(w: &World, roots: &[Def], params: &mut Set, nominals: &mut Set) {
     let mut seen: rustc_hash::FxHashSet<Def> = Default::default();
@@ -77,89 +168,9 @@ impl FreeParams {
     /// `direct` is `conts[i]`'s, as [`UseSets::push_direct_uses`] lists them); references
     /// to continuations outside `conts` are not followed.
     pub fn from_direct(w: &World, conts: &[Def], direct: &DirectUses) -> FreeParams {
-        let n = conts.len();
-        let mut position: DefMap<u32> = DefMap::new();
-        for (i, &c) in conts.iter().enumerate() {
-            position.insert(c, i as u32);
-        }
-        // The references between members, by position, and who references each member: each
-        // one flat list cut per member.
-        let mut refs: Vec<u32> = Vec::new();
-        let mut refs_start = vec![0u32; n + 1];
-        for i in 0..n {
-            let to = direct
-                .conts(i)
-                .iter()
-                .filter_map(|&c| position.get(c).copied());
-            refs.extend(to.filter(|&j| j as usize != i));
-            refs_start[i + 1] = refs.len() as u32;
-        }
-        let refs_of = |i: usize| &refs[refs_start[i] as usize..refs_start[i + 1] as usize];
-        let mut start = vec![0u32; n + 1];
-        for &j in &refs {
-            start[j as usize + 1] += 1;
-        }
-        for i in 0..n {
-            start[i + 1] += start[i];
-        }
-        let mut fill = start.clone();
-        let mut referrers = vec![0u32; start[n] as usize];
-        for i in 0..n {
-            for &j in refs_of(i) {
-                referrers[fill[j as usize] as usize] = i as u32;
-                fill[j as usize] += 1;
-            }
-        }
-        // The continuations whose parameters each member uses without binding them (its own
-        // are bound), grown to a fixed point along the references.
-        let mut owners: Vec<Vec<Def>> = (conts.iter().enumerate())
-            .map(|(i, &c)| {
-                let mut os: Vec<Def> = (direct.params(i).iter())
-                    .map(|&p| w.ops(p)[0])
-                    .filter(|&o| o != c)
-                    .collect();
-                os.sort_unstable();
-                os.dedup();
-                os
-            })
-            .collect();
-        let mut queued = vec![true; n];
-        let mut work: Vec<u32> = (0..n as u32).collect();
-        // The members of the set being grown, marked by def number: long sequences of calls
-        // nest hundreds of return points, and so make sets of hundreds.
-        let mut marked = vec![false; w.num_defs()];
-        let mut add: Vec<Def> = Vec::new();
-        while let Some(i) = work.pop() {
-            let i = i as usize;
-            queued[i] = false;
-            let c = conts[i];
-            marked[c.index()] = true;
-            for &o in &owners[i] {
-                marked[o.index()] = true;
-            }
-            for &j in refs_of(i) {
-                for &o in &owners[j as usize] {
-                    if !marked[o.index()] {
-                        marked[o.index()] = true;
-                        add.push(o);
-                    }
-                }
-            }
-            marked[c.index()] = false;
-            for &o in owners[i].iter().chain(&add) {
-                marked[o.index()] = false;
-            }
-            if add.is_empty() {
-                continue;
-            }
-            owners[i].append(&mut add);
-            for &r in &referrers[start[i] as usize..start[i + 1] as usize] {
-                if !queued[r as usize] {
-                    queued[r as usize] = true;
-                    work.push(r);
-                }
-            }
-        }
+        let position: rustc_hash::FxHashMap<Def, usize> =
+            conts.iter().enumerate().map(|(i, &c)| (c, i)).collect();
+        let owners = owners_by_position(w, conts, direct, |c| position.get(&c).copied());
         let mut by_cont: DefMap<Vec<Def>> = DefMap::new();
         let mut users: DefMap<Vec<Def>> = DefMap::new();
         for (&k, os) in conts.iter().zip(owners) {
