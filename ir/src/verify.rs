@@ -212,6 +212,30 @@ fn contains_by_value(w: &World, t: Type, target: Type) -> bool {
     false
 }
 
+/// The parameters of other continuations that `k` uses, directly or through the
+/// continuations it references, in the order a walk finds them (for an error message).
+fn free_params(w: &World, free: &FreeParams, k: Def) -> Vec<Def> {
+    let owners = free.owners(k);
+    let mut seen: rustc_hash::FxHashSet<Def> = Default::default();
+    let mut stack = vec![k];
+    let mut out = Vec::new();
+    while let Some(d) = stack.pop() {
+        if !seen.insert(d) {
+            continue;
+        }
+        match w.node(d) {
+            Node::Param(_) => {
+                if owners.contains(&w.ops(d)[0]) {
+                    out.push(d);
+                }
+            }
+            Node::Global { .. } => {}
+            _ => stack.extend(w.ops(d).iter().rev()),
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -265,28 +289,4 @@ mod tests {
             ]
         );
     }
-}
-
-/// The parameters of other continuations that `k` uses, directly or through the
-/// continuations it references, in the order a walk finds them (for an error message).
-fn free_params(w: &World, free: &FreeParams, k: Def) -> Vec<Def> {
-    let owners = free.owners(k);
-    let mut seen: rustc_hash::FxHashSet<Def> = Default::default();
-    let mut stack = vec![k];
-    let mut out = Vec::new();
-    while let Some(d) = stack.pop() {
-        if !seen.insert(d) {
-            continue;
-        }
-        match w.node(d) {
-            Node::Param(_) => {
-                if owners.contains(&w.ops(d)[0]) {
-                    out.push(d);
-                }
-            }
-            Node::Global { .. } => {}
-            _ => stack.extend(w.ops(d).iter().rev()),
-        }
-    }
-    out
 }

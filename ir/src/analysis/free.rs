@@ -190,7 +190,8 @@ impl FreeParams {
         }
     }
 
-    /// The continuations whose parameters `cont` uses, in discovery order.
+    /// The continuations whose parameters `cont` uses: those of its own body first (by
+    /// def number), then those found through the continuations it references.
     pub fn owners(&self, cont: Def) -> &[Def] {
         self.owners.get(cont).map_or(&[], |s| s.as_slice())
     }

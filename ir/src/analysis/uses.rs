@@ -1,8 +1,7 @@
 //! What each definition uses through structural definitions: the continuations and
-//! parameters it reaches without entering a continuation or a global. Structural
-//! definitions never change, so the answer for one is computed once, and kept for as long
-//! as the table is: [`UseSets`] serves the free parameters of a whole program
-//! ([`crate::analysis::free::FreeParams`]) and the passes' scopes alike.
+//! parameters it reaches without entering a continuation or a global ([`UseSets`]), for
+//! the free parameters of a whole program ([`crate::analysis::free::FreeParams`]) and the
+//! passes' scopes alike.
 
 use crate::def::{Def, Node};
 use crate::world::World;

@@ -49,10 +49,14 @@ impl Live {
     /// slot; a parameter is not a user of its continuation).
     pub fn users(&self, w: &World) -> Users {
         // Counted first, then filled: one flat list cut per def, no list per def.
-        let users_of = |d: Def| (!matches!(w.node(d), Node::Param(_))).then(|| w.ops(d));
+        // (A parameter's operand is its continuation: no use.)
+        let used = |d: Def| match w.node(d) {
+            Node::Param(_) => &[][..],
+            _ => w.ops(d),
+        };
         let mut start = vec![0u32; w.num_defs() + 1];
         for d in self.defs() {
-            for &o in users_of(d).unwrap_or(&[]) {
+            for &o in used(d) {
                 start[o.index() + 1] += 1;
             }
         }
@@ -62,7 +66,7 @@ impl Live {
         let mut fill = start.clone();
         let mut list = vec![Def::default(); start[start.len() - 1] as usize];
         for d in self.defs() {
-            for &o in users_of(d).unwrap_or(&[]) {
+            for &o in used(d) {
                 list[fill[o.index()] as usize] = d;
                 fill[o.index()] += 1;
             }
