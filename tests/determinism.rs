@@ -8,12 +8,7 @@ mod common;
 use std::path::{Path, PathBuf};
 
 fn programs(dir: &str) -> Vec<PathBuf> {
-    let mut out: Vec<PathBuf> = std::fs::read_dir(common::root().join(dir))
-        .map(|d| d.flatten().map(|e| e.path()).collect())
-        .unwrap_or_default();
-    out.retain(|p| p.extension().is_some_and(|e| e == "art"));
-    out.sort();
-    out
+    common::files_in(dir, &["art"])
 }
 
 /// What `durin ARGS FILE` prints and writes (to `-o`), with its exit status. `job` names

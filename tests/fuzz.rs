@@ -69,13 +69,7 @@ fn short_fixed_seed_campaign_finds_nothing() {
 
 #[test]
 fn saved_failures_stay_fixed() {
-    let dir = common::root().join("tests/fuzz");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .expect("tests/fuzz exists")
-        .map(|e| e.expect("a readable entry").path())
-        .filter(|p| p.extension().is_some_and(|e| e == "art" || e == "dir"))
-        .collect();
-    files.sort();
+    let files = common::files_in("tests/fuzz", &["art", "dir"]);
     let oracle = oracle();
     let scratch =
         std::env::temp_dir().join(format!("durin-fuzz-regressions-{}", std::process::id()));

@@ -349,13 +349,7 @@ fn partial_evaluation_specializes_the_code_of_launches_once() {
 /// CUDA C of at least one kernel.
 #[test]
 fn application_benchmarks_compile_for_cuda() {
-    let dir = common::root().join("benches/apps");
-    let mut apps: Vec<_> = std::fs::read_dir(&dir)
-        .expect("benches/apps")
-        .map(|e| e.expect("an entry").path())
-        .filter(|p| p.extension().is_some_and(|x| x == "art"))
-        .collect();
-    apps.sort();
+    let apps = common::files_in("benches/apps", &["art"]);
     assert!(apps.len() >= 5, "{apps:?}");
     let out_dir = std::env::temp_dir().join(format!("durin-apps-{}", std::process::id()));
     std::fs::create_dir_all(&out_dir).expect("a temporary folder");

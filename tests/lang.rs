@@ -17,16 +17,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 fn files(sub: &str) -> Vec<PathBuf> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/lang")
-        .join(sub);
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .expect("test folder exists")
-        .map(|e| e.expect("readable entry").path())
-        .filter(|p| p.extension().is_some_and(|e| e == "art"))
-        .collect();
-    files.sort();
-    files
+    common::files_in(&format!("tests/lang/{sub}"), &["art"])
 }
 
 fn header<'s>(src: &'s str, key: &str) -> Option<&'s str> {

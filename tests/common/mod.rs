@@ -14,6 +14,19 @@ pub fn root() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")))
 }
 
+/// The files of folder `dir` (relative to the repository root) whose extension is one of
+/// `exts`, sorted.
+pub fn files_in(dir: &str, exts: &[&str]) -> Vec<PathBuf> {
+    let path = root().join(dir);
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .map(|e| e.expect("a readable entry").path())
+        .filter(|p| p.extension().is_some_and(|x| exts.iter().any(|e| x == *e)))
+        .collect();
+    files.sort();
+    files
+}
+
 /// Runs `durin args..` from the repository root (`DURIN_BIN` overrides the executable).
 pub fn durin(args: &[&str]) -> std::process::Output {
     let exe = std::env::var_os("DURIN_BIN")
