@@ -714,15 +714,16 @@ impl Specializer<'_> {
             return Ok(false);
         }
         self.spend_fuel(k, target)?;
-        let body = substitute_body(self.w, target, args, scope, self.index.cache());
+        let (body, from) = substitute_body(self.w, target, args, scope, &mut self.index);
         let expansion = self.made(k, target, key, before, scope);
         if self.growth.last().is_some_and(Growth::runaway) {
             return Err(self.out_of_fuel(k, target));
         }
-        // The places the clone's jump would have had, which inlining gives `k`.
-        let place = match self.w.taken_jump_place(target) {
+        // The places the jump would have had in the clone (of `target`, or of the block of
+        // its scope whose jump `k` takes), which inlining gives `k`.
+        let place = match self.w.taken_jump_place(from) {
             Some(j) => Some(j),
-            None => (self.w.loc(target)).map(|at| (at, expansion.or(self.w.expansion(target)))),
+            None => (self.w.loc(from)).map(|at| (at, expansion.or(self.w.expansion(from)))),
         };
         self.w.set_jump_place(k, place);
         let id = u32::try_from(self.growth.len() - 1).expect("fewer specializations than fuel");

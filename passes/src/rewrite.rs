@@ -202,6 +202,44 @@ impl<'c> Rewriter<'c> {
         })
     }
 
+    /// The block of the lazily cloned scope that the jump of `from` (to `callee` with
+    /// `args`) goes to once rewritten, where that jump is all that refers to it: a member
+    /// not cloned yet, no function, with a body and no filter that could hold (inlining,
+    /// not specialization, would take it), that no other continuation refers to (by the
+    /// index's edges, which are only ever too many) and that the jump does not also pass.
+    fn block_only_after(
+        &mut self,
+        w: &mut World,
+        from: Def,
+        callee: Def,
+        args: &[Def],
+        referenced_by: &Edges,
+    ) -> Option<Def> {
+        let target = match w.node(callee) {
+            Node::Cont => callee,
+            Node::Select => {
+                let cond = self.rewrite(w, w.ops(callee)[0]);
+                let targets = [w.ops(callee)[1], w.ops(callee)[2]];
+                durin_ir::normalize::taken_target(w, cond, targets)?
+            }
+            _ => return None,
+        };
+        let lazy = self.lazy.as_ref()?;
+        let fits = lazy.member(w, target) == Some(target)
+            && !self.map.contains_key(&target)
+            && !is_function_type(w, w.type_of(target))
+            && w.body(target).is_some()
+            && w.filters(target).iter().all(|&f| w.lit_bits(f) == Some(0))
+            && referenced_by.from(target).all(|r| r == from);
+        if !fits {
+            return None;
+        }
+        let cache = self.cache.as_deref_mut()?;
+        args.iter()
+            .all(|&a| cache.of(w, a).binary_search(&target).is_err())
+            .then_some(target)
+    }
+
     /// Rewrites the filters and body of continuation `from` into continuation `to` (which
     /// has the same parameter types; `from == to` rewrites in place).
     pub fn rewrite_cont_into(&mut self, w: &mut World, from: Def, to: Def) {
@@ -515,13 +553,26 @@ fn closed_from(w: &World, conts: &DefSet, direct: &DirectUses) -> FxHashMap<Def,
 /// as [`specialize_in`] does. The caller sets the body; the scope must not hold that
 /// continuation, and no jump of a member back to `entry` may pass the values substituted
 /// (where [`specialize_in`] would close a loop on its clone).
+///
+/// Where the body jumps to a block of the scope that only this jump refers to (its callee,
+/// or the target that a branch whose condition becomes constant takes), that block's body
+/// takes its place, with the block's parameters substituted too, and so on from there:
+/// the code that inlining the block's clone would give next, without making the clone
+/// (most specializations of a closure on constants end in such a jump, an arm of a branch
+/// or a return point). Gives the body and the continuation whose jump it is: `entry`, or
+/// the last block taken.
 pub fn substitute_body(
     w: &mut World,
     entry: Def,
     args: &[Def],
     scope: &DefSet,
-    cache: &mut UseCache,
-) -> Option<(Def, Vec<Def>)> {
+    index: &mut ScopeIndex,
+) -> (Option<(Def, Vec<Def>)>, Def) {
+    let ScopeIndex {
+        referenced_by,
+        cache,
+        ..
+    } = index;
     let mut rw = Rewriter::with_cache(cache);
     for (i, &a) in args.iter().enumerate() {
         let p = w.param(entry, i);
@@ -532,14 +583,26 @@ pub fn substitute_body(
         entry,
         made: Vec::new(),
     });
-    let body = w.body(entry).map(|(c, a)| (c, a.to_vec()));
-    let body = body.map(|(c, a)| {
+    let mut at = entry;
+    let body = loop {
+        let Some((c, a)) = w.body(at).map(|(c, a)| (c, a.to_vec())) else {
+            break None;
+        };
+        if let Some(block) = rw.block_only_after(w, at, c, &a, referenced_by) {
+            for (i, &x) in a.iter().enumerate() {
+                let x = rw.rewrite(w, x);
+                let p = w.param(block, i);
+                rw.map(p, x);
+            }
+            at = block;
+            continue;
+        }
         let c = rw.rewrite(w, c);
         let a: Vec<Def> = a.iter().map(|&x| rw.rewrite(w, x)).collect();
-        (c, a)
-    });
+        break Some((c, a));
+    };
     rw.rewrite_made(w);
-    body
+    (body, at)
 }
 
 /// Clones the scope of `entry` (given: see [`ScopeIndex::reached_scope`]) as a new
@@ -670,6 +733,118 @@ mod tests {
     use super::*;
     use durin_ir::strategy::recipe;
     use proptest::prelude::*;
+
+    /// `@g` branches on `%c` to `@one` or `@two`, used only by the branch; `@one` returns,
+    /// `@two` goes on to `@join`, which no other code refers to here; `@k` supplies values to
+    /// substitute.
+    const BRANCHES: &str = "
+extern cont @k(%mk: mem, %rk: cn(mem, i32)) {
+    jump %rk(%mk, 0:i32)
+}
+
+cont @g(%m: mem, %c: bool, %x: i32, %ret: cn(mem, i32)) {
+    %t: cn(mem) = select(%c, @one, @two)
+    jump %t(%m)
+}
+
+cont @one(%m1: mem) {
+    %y: i32 = add(%x, 1:i32)
+    jump %ret(%m1, %y)
+}
+
+cont @two(%m2: mem) {
+    jump @join(%m2, %x)
+}
+
+cont @join(%m3: mem, %v: i32) {
+    %w: i32 = mul(%v, %x)
+    jump %ret(%m3, %w)
+}
+";
+
+    /// [`BRANCHES`] where both arms go on to `@join`.
+    const JOINED: &str = "
+extern cont @k(%mk: mem, %rk: cn(mem, i32)) {
+    jump %rk(%mk, 0:i32)
+}
+
+cont @g(%m: mem, %c: bool, %x: i32, %ret: cn(mem, i32)) {
+    %t: cn(mem) = select(%c, @one, @two)
+    jump %t(%m)
+}
+
+cont @one(%m1: mem) {
+    jump @join(%m1, 1:i32)
+}
+
+cont @two(%m2: mem) {
+    jump @join(%m2, %x)
+}
+
+cont @join(%m3: mem, %v: i32) {
+    %w: i32 = mul(%v, %x)
+    jump %ret(%m3, %w)
+}
+";
+
+    fn named(w: &World, name: &str) -> Def {
+        w.defs().find(|&d| w.name(d) == Some(name)).unwrap()
+    }
+
+    /// Substitutes `@g`'s body for `%c` and `%x` into `@k`'s jump; gives the body, the
+    /// continuation whose jump it is and how many continuations substituting made.
+    fn substitute_g(text: &str, c: bool, x: i32) -> (World, (Def, Vec<Def>), Def, usize) {
+        let mut w = durin_ir::text::parse(text).unwrap();
+        let (k, g) = (named(&w, "k"), named(&w, "g"));
+        let mut index = ScopeIndex::default();
+        let scope = index.reached_scope(&w, g);
+        let (c, x) = (w.lit_bool(c), w.lit_i32(x));
+        let args = [w.param(k, 0), c, x, w.param(k, 1)];
+        let conts = w.continuations().count();
+        let (body, from) = substitute_body(&mut w, g, &args, &scope, &mut index);
+        let made = w.continuations().count() - conts;
+        (w, body.unwrap(), from, made)
+    }
+
+    /// A branch that folds to a block only it refers to takes that block's body, with the
+    /// block's parameters substituted, instead of a jump to a clone of it; and so on from
+    /// there.
+    #[test]
+    fn substituting_takes_the_body_of_a_block_only_the_jump_refers_to() {
+        let (mut w, (callee, args), from, made) = substitute_g(BRANCHES, true, 5);
+        let k = named(&w, "k");
+        assert_eq!((from, made), (named(&w, "one"), 0));
+        assert_eq!(callee, w.param(k, 1));
+        assert_eq!(args, [w.param(k, 0), w.lit_i32(6)]);
+        let (mut w, (callee, args), from, made) = substitute_g(BRANCHES, false, 5);
+        let k = named(&w, "k");
+        assert_eq!((from, made), (named(&w, "join"), 0));
+        assert_eq!(callee, w.param(k, 1));
+        assert_eq!(args, [w.param(k, 0), w.lit_i32(25)]);
+    }
+
+    /// A block that another continuation of the scope also jumps to is cloned: `@two` is
+    /// taken, but `@join`, which `@one` refers to too, is not.
+    #[test]
+    fn a_block_other_code_refers_to_is_cloned() {
+        let (mut w, (callee, args), from, made) = substitute_g(JOINED, false, 5);
+        let (k, join) = (named(&w, "k"), named(&w, "join"));
+        assert_eq!((from, made), (named(&w, "two"), 1));
+        assert!(
+            callee != join && w.name(callee) == Some("join"),
+            "{callee:?}"
+        );
+        assert_eq!(args, [w.param(k, 0), w.lit_i32(5)]);
+        let (jc, ja) = w.body(callee).map(|(c, a)| (c, a.to_vec())).unwrap();
+        assert_eq!(jc, w.param(k, 1));
+        // `mul(%v, %x)` with `%x` substituted and `%v` the clone's own parameter.
+        let (v, five) = (w.param(callee, 1), w.lit_i32(5));
+        let mut ops = w.ops(ja[1]).to_vec();
+        ops.sort();
+        let mut want = vec![v, five];
+        want.sort();
+        assert_eq!(ops, want);
+    }
 
     proptest! {
         #![proptest_config(durin_ir::strategy::test_config())]
