@@ -48,13 +48,25 @@ pub struct World {
     /// Operand lists longer than three.
     spill: Vec<Def>,
     /// Structural defs with 32 bits of their hash (kept so that growing the table reads no
-    /// def).
+    /// def). Parameters are not among them: see `param_runs`.
     interned: HashTable<(u32, Def)>,
+    /// For each continuation (by number) with a parameter built: where its run of
+    /// `params` starts (`NO_PARAM` for the others), so that finding a parameter hashes
+    /// nothing (partial evaluation asks for the parameters of every continuation it copies).
+    param_runs: Vec<u32>,
+    /// Runs of parameters, one slot for each of a continuation's (`NO_PARAM` until built).
+    params: Vec<u32>,
     nominals: IndexSet<Def, FxBuildHasher>,
     externals: IndexSet<Def, FxBuildHasher>,
     /// Functions a back end must not inline (see [`World::set_no_inline`]).
     no_inline: FxHashSet<Def>,
-    names: FxHashMap<Def, Box<str>>,
+    /// The debug name of each def that has one, as its number in `name_list`.
+    names: FxHashMap<Def, u32>,
+    /// The distinct debug names, each once (a continuation copied from another shares its
+    /// name: no string per copy).
+    name_list: Vec<Box<str>>,
+    /// The number of each name in `name_list`.
+    name_index: FxHashMap<Box<str>, u32>,
     locs: FxHashMap<Def, Span>,
     /// For continuations made by specializing a call: their expansion (see
     /// [`World::expansion`]).
@@ -87,6 +99,9 @@ pub struct Places {
     expansion: Option<Expansion>,
     jump: Option<(Span, Option<Expansion>)>,
 }
+
+/// No parameter (built) here, in `World::param_runs` and `World::params`.
+const NO_PARAM: u32 = u32::MAX;
 
 fn hash_key(node: Node, ty: Type, ops: &[Def]) -> u32 {
     let mut h = FxHasher::default();
@@ -444,7 +459,7 @@ impl World {
 
     /// The debug name of `d`, if it has one.
     pub fn name(&self, d: Def) -> Option<&str> {
-        self.names.get(&d).map(|s| &**s)
+        self.names.get(&d).map(|&i| &*self.name_list[i as usize])
     }
 
     /// Sets the debug name of `d` (not part of its identity).
@@ -452,7 +467,16 @@ impl World {
         if name.is_empty() {
             self.names.remove(&d);
         } else {
-            self.names.insert(d, name.into());
+            let i = match self.name_index.get(name) {
+                Some(&i) => i,
+                None => {
+                    let i = u32::try_from(self.name_list.len()).expect("fewer than 2^32 names");
+                    self.name_list.push(name.into());
+                    self.name_index.insert(name.into(), i);
+                    i
+                }
+            };
+            self.names.insert(d, i);
         }
     }
 
@@ -498,8 +522,8 @@ impl World {
     /// The caller guarantees that it is well-typed; [`Self::try_build`] checks that first.
     pub fn build(&mut self, node: Node, ty: Type, ops: &[Def]) -> Def {
         debug_assert!(
-            !node.is_nominal(),
-            "nominal defs have their own constructors"
+            !node.is_nominal() && !matches!(node, Node::Param(_)),
+            "nominal defs and parameters have their own constructors"
         );
         if !self.no_normalize {
             if let Some(d) = normalize::normalize(self, node, ty, ops) {
@@ -571,9 +595,12 @@ impl World {
 
     /// Parameter `i` of `cont` if it has been built (without building it).
     pub fn param_if_built(&self, cont: Def, i: usize) -> Option<Def> {
-        let ty = *self.types.cont_params(self.type_of(cont))?.get(i)?;
-        let (node, ops) = (Node::Param(i as u32), [cont]);
-        self.lookup(hash_key(node, ty, &ops), node, ty, &ops)
+        if i >= self.types.cont_params(self.type_of(cont))?.len() {
+            return None;
+        }
+        let start = *self.param_runs.get(cont.index())?;
+        let p = *self.params.get((start as usize).checked_add(i)?)?;
+        (start != NO_PARAM && p != NO_PARAM).then(|| Def::from_index(p as usize))
     }
 
     /// Hash-conses without normalizing.
@@ -790,9 +817,31 @@ impl World {
     /// A new continuation with parameters of types `params`, no body, and all filters
     /// `false` (never specialize).
     pub fn cont(&mut self, params: &[Type], name: &str) -> Def {
+        let d = self.unnamed_cont(params);
+        self.set_name(d, name);
+        d
+    }
+
+    /// [`World::cont`] named as `like` is, or `or` where `like` has no name.
+    pub fn cont_named_like(&mut self, params: &[Type], like: Def, or: &str) -> Def {
+        let d = self.unnamed_cont(params);
+        match self.names.get(&like) {
+            Some(&i) => {
+                self.names.insert(d, i);
+            }
+            None => self.set_name(d, or),
+        }
+        d
+    }
+
+    fn unnamed_cont(&mut self, params: &[Type]) -> Def {
         let ty = self.ty_cont(params);
         let no = self.lit_bool(false);
-        let ops = self.make_ops(&vec![no; params.len()]);
+        // (Most continuations have few parameters: their filters need no allocation.)
+        let ops = match params.len() {
+            n @ 0..=8 => self.make_ops(&[no; 8][..n]),
+            n => self.make_ops(&vec![no; n]),
+        };
         let d = self.push(DefData {
             node: Node::Cont,
             ty,
@@ -800,7 +849,6 @@ impl World {
             ops,
         });
         self.nominals.insert(d);
-        self.set_name(d, name);
         d
     }
 
@@ -816,11 +864,31 @@ impl World {
     /// # Panics
     /// If `cont` is not a continuation or has no parameter `i`.
     pub fn param(&mut self, cont: Def, i: usize) -> Def {
-        let ty = self
-            .types
-            .cont_params(self.type_of(cont))
-            .expect("param of a non-continuation")[i];
-        self.intern(Node::Param(i as u32), ty, &[cont])
+        let tys =
+            (self.types.cont_params(self.type_of(cont))).expect("param of a non-continuation");
+        let (ty, n) = (tys[i], tys.len());
+        let c = cont.index();
+        if self.param_runs.len() <= c {
+            self.param_runs.resize(c + 1, NO_PARAM);
+        }
+        if self.param_runs[c] == NO_PARAM {
+            let start = u32::try_from(self.params.len()).expect("fewer than 2^32 parameters");
+            self.param_runs[c] = start;
+            self.params.resize(self.params.len() + n, NO_PARAM);
+        }
+        let slot = self.param_runs[c] as usize + i;
+        if self.params[slot] != NO_PARAM {
+            return Def::from_index(self.params[slot] as usize);
+        }
+        let ops = self.make_ops(&[cont]);
+        let p = self.push(DefData {
+            node: Node::Param(i as u32),
+            ty,
+            has_params: true,
+            ops,
+        });
+        self.params[slot] = p.index() as u32;
+        p
     }
 
     /// All parameters of continuation `cont`.

@@ -680,8 +680,7 @@ pub fn clone_conts(
     let mut pairs = Vec::new();
     for m in conts {
         let tys = cont_param_types(w, m);
-        let base = w.name(m).unwrap_or("k").to_string();
-        let c = w.cont(&tys, &base);
+        let c = w.cont_named_like(&tys, m, "k");
         for i in 0..tys.len() {
             let (from, to) = (w.param(m, i), w.param(c, i));
             rw.map(from, to);
