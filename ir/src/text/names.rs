@@ -111,7 +111,7 @@ impl Layout {
             if w.node(n) == Node::Cont {
                 let mut ps = Vec::new();
                 for i in 0..w.num_params(n) {
-                    // Parameters are hash-consed; look them up without building.
+                    // One parameter per continuation and position: look it up without building.
                     let p = w.param_if_built(n, i);
                     let name = format!("%{}", locals.fresh(p.and_then(|p| w.name(p))));
                     if let Some(p) = p {
