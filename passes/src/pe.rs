@@ -416,6 +416,7 @@ impl Specializer<'_> {
         let mut changed = false;
         let mut stack = roots;
         stack.reverse();
+        let (mut next, mut targets) = (Vec::new(), Vec::new());
         while let Some(k) = stack.pop() {
             // What the round's rewrites left dead since it was pushed is skipped: its
             // jump is no use the counts see (see `step`).
@@ -423,20 +424,20 @@ impl Specializer<'_> {
                 continue;
             }
             changed |= self.jump(k)?;
-            let next = self.control_successors(k);
-            stack.extend(next.into_iter().rev());
+            self.control_successors(k, &mut next, &mut targets);
+            stack.extend(next.drain(..).rev());
         }
         Ok(changed)
     }
 
-    /// Where control goes from `k`: its callee or the targets of its branch, and the
-    /// continuations it passes that are not functions (return points, loop exits).
-    fn control_successors(&self, k: Def) -> Vec<Def> {
+    /// Where control goes from `k`, into `out` (empty): its callee or the targets of its
+    /// branch, and the continuations it passes that are not functions (return points, loop
+    /// exits). (`targets`: an empty work list.)
+    fn control_successors(&self, k: Def, out: &mut Vec<Def>, targets: &mut Vec<Def>) {
         let Some((callee, args)) = self.w.body(k) else {
-            return Vec::new();
+            return;
         };
-        let mut out = Vec::new();
-        let mut targets = vec![callee];
+        targets.push(callee);
         while let Some(t) = targets.pop() {
             match self.w.node(t) {
                 Node::Cont => out.push(t),
@@ -450,7 +451,6 @@ impl Specializer<'_> {
                 out.push(a);
             }
         }
-        out
     }
 
     /// Rewrites the jump of `k` until nothing applies; whether anything did. Every step
