@@ -68,7 +68,14 @@ enum Kind {
 /// `w` in first-order form, in a new world, and where the continuations of `w` went (a
 /// converted closure: to its code).
 pub fn run(w: &World) -> Result<(World, Remap, Stats), Diagnostic> {
-    let live = Live::new(w);
+    let roots: Vec<Def> = w.externals().collect();
+    run_from(w, &roots)
+}
+
+/// [`run`] for the program that `roots` reach, which become the new world's externals, in
+/// their order (the device code of a program: its kernels).
+pub fn run_from(w: &World, roots: &[Def]) -> Result<(World, Remap, Stats), Diagnostic> {
+    let live = Live::from_roots(w, roots.iter().copied());
     let conts: DefSet = live.conts().iter().copied().collect();
     let mut index = ScopeIndex::default();
     let closed = index.rebuild_closed(w, &conts);
@@ -118,7 +125,7 @@ pub fn run(w: &World) -> Result<(World, Remap, Stats), Diagnostic> {
         pending: Vec::new(),
         stats: Stats::default(),
     };
-    for e in w.externals().collect::<Vec<_>>() {
+    for &e in roots {
         let k = cv.cont_of(e)?;
         cv.new.make_external(k);
     }

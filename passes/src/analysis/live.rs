@@ -23,8 +23,13 @@ pub struct Live {
 impl Live {
     /// What the externals of `w` reach.
     pub fn new(w: &World) -> Live {
+        Live::from_roots(w, w.externals())
+    }
+
+    /// What `roots` reach in `w` (as if they were its externals).
+    pub fn from_roots(w: &World, roots: impl IntoIterator<Item = Def>) -> Live {
         let mut live = Live::default();
-        for e in w.externals().collect::<Vec<_>>() {
+        for e in roots {
             live.reach(w, e);
         }
         live

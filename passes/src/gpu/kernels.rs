@@ -85,14 +85,11 @@ fn run(w: &mut World, cx: &mut PassContext<'_>) -> Result<(), Diagnostic> {
     // kernel: partial evaluation makes a library operator's kernel apart for each image it
     // runs on (a pyramid's levels), and each copy would cost NVRTC its time again.
     let (first, unique) = shared_kernels(w, &kernels);
-    // The device world: the distinct kernels are its only entries.
-    let mut device = w.clone();
-    device.clear_externals();
-    for &i in &unique {
-        device.make_external(kernels[i].def);
-    }
-    // Kernels are first-order, like host code: closure elimination is the device pipeline.
-    let (device, moved, _) = closure_conv::run(&device)?;
+    // The device world: the distinct kernels are its only entries. Kernels are first-order,
+    // like host code: closure elimination is the device pipeline, and it copies what the
+    // kernels reach into the device world.
+    let roots: Vec<Def> = unique.iter().map(|&i| kernels[i].def).collect();
+    let (device, moved, _) = closure_conv::run_from(w, &roots)?;
     let mut compiled: Vec<Kernel> = Vec::with_capacity(unique.len());
     for &i in &unique {
         let mut k = kernels[i].clone();
