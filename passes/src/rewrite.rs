@@ -733,58 +733,45 @@ mod tests {
     use durin_ir::strategy::recipe;
     use proptest::prelude::*;
 
-    /// `@g` branches on `%c` to `@one` or `@two`, used only by the branch; `@one` returns,
-    /// `@two` goes on to `@join`, which no other code refers to here; `@k` supplies values to
-    /// substitute.
-    const BRANCHES: &str = "
-extern cont @k(%mk: mem, %rk: cn(mem, i32)) {
+    /// `@g` branches on `%c` to `@one` or `@two`, used only by the branch; `@two` goes on
+    /// to `@join`; `@one` ends with `one_ends`; `@k` supplies values to substitute.
+    fn branches(one_ends: &str) -> String {
+        format!(
+            "
+extern cont @k(%mk: mem, %rk: cn(mem, i32)) {{
     jump %rk(%mk, 0:i32)
-}
+}}
 
-cont @g(%m: mem, %c: bool, %x: i32, %ret: cn(mem, i32)) {
+cont @g(%m: mem, %c: bool, %x: i32, %ret: cn(mem, i32)) {{
     %t: cn(mem) = select(%c, @one, @two)
     jump %t(%m)
-}
+}}
 
-cont @one(%m1: mem) {
-    %y: i32 = add(%x, 1:i32)
-    jump %ret(%m1, %y)
-}
+cont @one(%m1: mem) {{
+    {one_ends}
+}}
 
-cont @two(%m2: mem) {
+cont @two(%m2: mem) {{
     jump @join(%m2, %x)
-}
+}}
 
-cont @join(%m3: mem, %v: i32) {
+cont @join(%m3: mem, %v: i32) {{
     %w: i32 = mul(%v, %x)
     jump %ret(%m3, %w)
-}
-";
+}}
+"
+        )
+    }
 
-    /// [`BRANCHES`] where both arms go on to `@join`.
-    const JOINED: &str = "
-extern cont @k(%mk: mem, %rk: cn(mem, i32)) {
-    jump %rk(%mk, 0:i32)
-}
+    /// [`branches`] where `@one` returns: no other code refers to `@join`.
+    fn returning() -> String {
+        branches("%y: i32 = add(%x, 1:i32)\n    jump %ret(%m1, %y)")
+    }
 
-cont @g(%m: mem, %c: bool, %x: i32, %ret: cn(mem, i32)) {
-    %t: cn(mem) = select(%c, @one, @two)
-    jump %t(%m)
-}
-
-cont @one(%m1: mem) {
-    jump @join(%m1, 1:i32)
-}
-
-cont @two(%m2: mem) {
-    jump @join(%m2, %x)
-}
-
-cont @join(%m3: mem, %v: i32) {
-    %w: i32 = mul(%v, %x)
-    jump %ret(%m3, %w)
-}
-";
+    /// [`branches`] where both arms go on to `@join`.
+    fn joined() -> String {
+        branches("jump @join(%m1, 1:i32)")
+    }
 
     fn named(w: &World, name: &str) -> Def {
         w.defs().find(|&d| w.name(d) == Some(name)).unwrap()
@@ -810,12 +797,12 @@ cont @join(%m3: mem, %v: i32) {
     /// there.
     #[test]
     fn substituting_takes_the_body_of_a_block_only_the_jump_refers_to() {
-        let (mut w, (callee, args), from, made) = substitute_g(BRANCHES, true, 5);
+        let (mut w, (callee, args), from, made) = substitute_g(&returning(), true, 5);
         let k = named(&w, "k");
         assert_eq!((from, made), (named(&w, "one"), 0));
         assert_eq!(callee, w.param(k, 1));
         assert_eq!(args, [w.param(k, 0), w.lit_i32(6)]);
-        let (mut w, (callee, args), from, made) = substitute_g(BRANCHES, false, 5);
+        let (mut w, (callee, args), from, made) = substitute_g(&returning(), false, 5);
         let k = named(&w, "k");
         assert_eq!((from, made), (named(&w, "join"), 0));
         assert_eq!(callee, w.param(k, 1));
@@ -826,7 +813,7 @@ cont @join(%m3: mem, %v: i32) {
     /// taken, but `@join`, which `@one` refers to too, is not.
     #[test]
     fn a_block_other_code_refers_to_is_cloned() {
-        let (mut w, (callee, args), from, made) = substitute_g(JOINED, false, 5);
+        let (mut w, (callee, args), from, made) = substitute_g(&joined(), false, 5);
         let (k, join) = (named(&w, "k"), named(&w, "join"));
         assert_eq!((from, made), (named(&w, "two"), 1));
         assert!(
