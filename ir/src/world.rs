@@ -64,9 +64,7 @@ pub struct World {
     names: FxHashMap<Def, u32>,
     /// The distinct debug names, each once (a continuation copied from another shares its
     /// name: no string per copy).
-    name_list: Vec<Box<str>>,
-    /// The number of each name in `name_list`.
-    name_index: FxHashMap<Box<str>, u32>,
+    name_list: IndexSet<Box<str>, FxBuildHasher>,
     locs: FxHashMap<Def, Span>,
     /// For continuations made by specializing a call: their expansion (see
     /// [`World::expansion`]).
@@ -467,15 +465,11 @@ impl World {
         if name.is_empty() {
             self.names.remove(&d);
         } else {
-            let i = match self.name_index.get(name) {
-                Some(&i) => i,
-                None => {
-                    let i = u32::try_from(self.name_list.len()).expect("fewer than 2^32 names");
-                    self.name_list.push(name.into());
-                    self.name_index.insert(name.into(), i);
-                    i
-                }
+            let i = match self.name_list.get_index_of(name) {
+                Some(i) => i,
+                None => self.name_list.insert_full(name.into()).0,
             };
+            let i = u32::try_from(i).expect("fewer than 2^32 names");
             self.names.insert(d, i);
         }
     }
@@ -599,8 +593,11 @@ impl World {
             return None;
         }
         let start = *self.param_runs.get(cont.index())?;
-        let p = *self.params.get((start as usize).checked_add(i)?)?;
-        (start != NO_PARAM && p != NO_PARAM).then(|| Def::from_index(p as usize))
+        if start == NO_PARAM {
+            return None;
+        }
+        let p = self.params[start as usize + i];
+        (p != NO_PARAM).then(|| Def::from_index(p as usize))
     }
 
     /// Hash-conses without normalizing.
@@ -609,8 +606,7 @@ impl World {
         if let Some(d) = self.lookup(hash, node, ty, ops) {
             return d;
         }
-        let has_params =
-            matches!(node, Node::Param(_)) || ops.iter().any(|&o| self.data(o).has_params);
+        let has_params = ops.iter().any(|&o| self.data(o).has_params);
         let ops = self.make_ops(ops);
         let d = self.push(DefData {
             node,
