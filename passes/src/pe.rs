@@ -25,13 +25,13 @@
 use crate::analysis::live::Live;
 use crate::context::{Pass, PassContext};
 use crate::rewrite::{
-    is_function, is_function_type, is_point_type, specialize_in, substitute_body, DefSet, Rewriter,
-    ScopeIndex,
+    is_function, is_function_type, is_point_type, materialize_deferred, specialize_in,
+    substitute_body, substitute_deferred, DefSet, Deferral, Rewriter, ScopeIndex,
 };
 use crate::share;
 use durin_diag::Diagnostic;
 use durin_ir::equiv::{open_code, OpenCode, OpenForm};
-use durin_ir::{Def, Launch, Node, Span, TypeKind, World};
+use durin_ir::{Def, Expansion, Launch, Node, Span, TypeKind, World};
 use rustc_hash::FxHashMap;
 
 /// What one run of the partial evaluator may do.
@@ -149,7 +149,37 @@ struct Specializer<'w> {
     /// The shared functions made so far (for kernels and closures), by the code they were
     /// made from.
     shared: FxHashMap<OpenForm, Def>,
+    /// The specializations written into a jump whose blocks were cloned without bodies
+    /// (see [`Deferral`]), while the walk is at that jump.
+    families: Vec<Family>,
+    /// Each clone without a body: its family and the block it is a clone of.
+    deferred: FxHashMap<Def, (usize, Def)>,
+    /// The clones without a body, in the order they were made.
+    deferred_order: Vec<Def>,
     stats: Stats,
+}
+
+/// A specialization written into a jump ([`Specializer::specialize_into`]) with blocks
+/// cloned without their bodies. Their bodies are made where the jump reaches them, once
+/// each (partial evaluation passes a return point on to the call it specializes next,
+/// which jumps to it once), or in the clones before anything else could look at them:
+/// before the walk leaves the jump, and before any rewrite other than a specialization
+/// of a callee whose scope none of them could be in (a body not yet made is no use the
+/// counts, the scopes or the closed continuations know of).
+struct Family {
+    deferral: Deferral,
+    /// The call site, the callee and the specialization's number in `growth`.
+    site: Def,
+    target: Def,
+    id: u32,
+    /// The expansion the specialization's continuations are in.
+    expansion: Option<Expansion>,
+    /// What the family's bodies may use from outside its code: the arguments substituted.
+    values: Vec<Def>,
+    /// The continuations of the callee's code whose bodies were written into the jump.
+    consumed: DefSet,
+    /// How many of its clones have no body yet.
+    pending: usize,
 }
 
 /// At most this many control-flow specializations of one continuation: a non-tail
@@ -222,6 +252,9 @@ impl<'w> Specializer<'w> {
             live: Live::default(),
             examined: DefSet::default(),
             shared: FxHashMap::default(),
+            families: Vec::new(),
+            deferred: FxHashMap::default(),
+            deferred_order: Vec::new(),
             stats: Stats::default(),
         }
     }
@@ -474,13 +507,15 @@ impl Specializer<'_> {
                 0
             };
         }
+        self.settle();
         Ok(changed)
     }
 
     /// In debug builds and on small programs, that the use counts kept while rewriting
     /// are those of the program (they decide what is inlined).
     fn check_counts(&self) {
-        if cfg!(debug_assertions) && self.w.num_defs() <= 4000 {
+        // (While bodies are not made yet, what they will use is held: counted apart.)
+        if cfg!(debug_assertions) && self.w.num_defs() <= 4000 && self.families.is_empty() {
             if let Err((d, kept, found)) = self.live.check(self.w) {
                 panic!("use count of {d:?} is {kept}, the live program has {found}");
             }
@@ -496,6 +531,13 @@ impl Specializer<'_> {
             Node::Run => (self.w.ops(callee)[0], true),
             _ => (callee, false),
         };
+        if let Some(&(family, block)) = self.deferred.get(&target) {
+            if !forced && self.takes_deferred(k, target, family, block) {
+                self.inline_deferred(k, target, &args, family, block);
+                return Ok(true);
+            }
+            self.settle();
+        }
         if self.w.node(target) != Node::Cont || self.w.body(target).is_none() {
             return Ok(false);
         }
@@ -509,6 +551,8 @@ impl Specializer<'_> {
                 return Ok(true);
             }
         }
+        // The counts below must see every body.
+        self.settle();
         // Inlining rewrites `target`'s scope in place: only sound where `k`'s jump is its
         // one use, so `k` must be live (a dead jump is not counted, and live code may
         // still use `target` and its scope as they are).
@@ -714,8 +758,32 @@ impl Specializer<'_> {
             return Ok(false);
         }
         self.spend_fuel(k, target)?;
-        let (body, from) = substitute_body(self.w, target, args, scope, &mut self.index);
+        let out = substitute_body(self.w, target, args, scope, &mut self.index, true);
+        let (body, from) = (out.body, out.from);
         let expansion = self.made(k, target, key, before, scope);
+        if !out.deferred.is_empty() {
+            let id = u32::try_from(self.growth.len() - 1).expect("fewer specializations than fuel");
+            let family = self.families.len();
+            for &(block, clone) in &out.deferred {
+                self.deferred.insert(clone, (family, block));
+                self.deferred_order.push(clone);
+            }
+            self.live.hold(self.w, args);
+            self.families.push(Family {
+                deferral: Deferral {
+                    map: out.map,
+                    scope: scope.clone(),
+                    entry: target,
+                },
+                site: k,
+                target,
+                id,
+                expansion,
+                values: args.to_vec(),
+                consumed: out.taken.into_iter().collect(),
+                pending: out.deferred.len(),
+            });
+        }
         if self.growth.last().is_some_and(Growth::runaway) {
             return Err(self.out_of_fuel(k, target));
         }
@@ -735,6 +803,136 @@ impl Specializer<'_> {
         self.index.add(self.w, k);
         self.stats.inlined += 1;
         Ok(true)
+    }
+
+    /// Whether the jump of `k` may take the body of `clone` (a clone without a body of
+    /// `block`, of `family`): `k`'s jump is its one use, no other code of the callee refers
+    /// to `block` (the code whose bodies were written into the jump aside), and no body not
+    /// yet made could refer to `clone`.
+    fn takes_deferred(&mut self, k: Def, clone: Def, family: usize, block: Def) -> bool {
+        if self.live.uses(clone) != 1
+            || !self.live.contains(k)
+            || !self.w.ops(k).contains(&clone)
+            || clone == k
+        {
+            return false;
+        }
+        let consumed = &self.families[family].consumed;
+        if !self.index.referrers(block).all(|r| consumed.contains(&r)) {
+            return false;
+        }
+        let (w, cache) = (&*self.w, self.index.cache());
+        !(self.families.iter())
+            .filter(|f| f.pending > 0)
+            .flat_map(|f| &f.values)
+            .any(|&v| cache.of(w, v).contains(&clone))
+    }
+
+    /// Whether a body not yet made could use a parameter of a continuation of `scope`
+    /// (where that code would be a member of the scope, which the index does not know).
+    fn hides_members(&mut self, scope: &DefSet) -> bool {
+        let (w, cache) = (&*self.w, self.index.cache());
+        (self.families.iter()).filter(|f| f.pending > 0).any(|f| {
+            scope.contains(&f.deferral.entry)
+                || f.values.iter().any(|&v| {
+                    cache.of(w, v).iter().any(|&e| match w.node(e) {
+                        Node::Param(_) => scope.contains(&w.ops(e)[0]),
+                        _ => scope.contains(&e),
+                    })
+                })
+        })
+    }
+
+    /// The jump of `k` to `clone` (see [`Specializer::takes_deferred`]) becomes the body of
+    /// `block` with `args` and the family's substitution: what inlining the clone would
+    /// give, made once.
+    fn inline_deferred(&mut self, k: Def, clone: Def, args: &[Def], family: usize, block: Def) {
+        self.deferred.remove(&clone);
+        let before = self.w.num_defs();
+        let f = &mut self.families[family];
+        f.pending -= 1;
+        let out = substitute_deferred(self.w, &mut f.deferral, block, args, &mut self.index);
+        f.pending += out.deferred.len();
+        f.consumed.extend(out.taken.iter().copied());
+        f.values.extend_from_slice(args);
+        self.live.hold(self.w, args);
+        for &(b, c) in &out.deferred {
+            self.deferred.insert(c, (family, b));
+            self.deferred_order.push(c);
+        }
+        self.adopt(family, before);
+        let f = &self.families[family];
+        let place = match self.w.taken_jump_place(out.from) {
+            Some(j) => Some(j),
+            None => {
+                (self.w.loc(out.from)).map(|at| (at, f.expansion.or(self.w.expansion(out.from))))
+            }
+        };
+        self.w.set_jump_place(k, place);
+        self.took_over.insert(k, (f.target, f.id));
+        match out.body {
+            Some((callee, rest)) => self.live.set_body(self.w, k, callee, &rest),
+            None => self.live.clear_body(self.w, k),
+        }
+        self.index.add(self.w, k);
+        self.stats.inlined += 1;
+        // The clone is dead now, and nothing could make it live again: its body is no
+        // code (every continuation has a body or is an import).
+        let (ty, params) = (self.w.type_of(clone), self.w.params(clone));
+        let nothing = self.w.bottom(ty);
+        self.w.set_body(clone, nothing, &params);
+        // With every body of the family made, what they use is counted where it is used.
+        if self.families[family].pending == 0 {
+            let values = std::mem::take(&mut self.families[family].values);
+            self.live.release_held(self.w, &values);
+        }
+    }
+
+    /// Makes the bodies of the clones that have none (see [`Family`]); whether there were
+    /// any.
+    fn settle(&mut self) -> bool {
+        if self.families.is_empty() {
+            return false;
+        }
+        let order = std::mem::take(&mut self.deferred_order);
+        for clone in order {
+            let Some((family, block)) = self.deferred.remove(&clone) else {
+                continue;
+            };
+            let before = self.w.num_defs();
+            let old = self.w.ops(clone).to_vec();
+            let d = &mut self.families[family].deferral;
+            materialize_deferred(self.w, d, block, clone, self.index.cache());
+            // (Making the body gave the clone the block's places: the expansion is the
+            // specialization's, as for every continuation it made.)
+            if let Some(e) = self.families[family].expansion {
+                self.w.set_expansion(clone, e);
+            }
+            self.adopt(family, before);
+            self.index.add(self.w, clone);
+            self.live.recount(self.w, clone, &old);
+        }
+        for f in std::mem::take(&mut self.families) {
+            self.live.release_held(self.w, &f.values);
+        }
+        true
+    }
+
+    /// Records the continuations made from `before` on for `family`'s specialization, as
+    /// [`Specializer::made`] records those it made at first.
+    fn adopt(&mut self, family: usize, before: usize) {
+        let f = &self.families[family];
+        let (site, target, id, expansion) = (f.site, f.target, f.id, f.expansion);
+        self.growth[id as usize].made += self.w.num_defs() - before;
+        for d in self.w.defs_from(before).collect::<Vec<_>>() {
+            if self.w.node(d) == Node::Cont {
+                if let Some(e) = expansion {
+                    self.w.set_expansion(d, e);
+                }
+                self.origin.insert(d, (site, target, id));
+                self.index.add(self.w, d);
+            }
+        }
     }
 
     /// Whether a jump inside `target`'s scope back to `target` could pass the very values
@@ -878,9 +1076,15 @@ impl Specializer<'_> {
             }
             None => {
                 // The scope both ways of specializing copy (computed once).
-                let scope = self.index.scope(target);
+                let mut scope = self.index.scope(target);
+                if self.hides_members(&scope) && self.settle() {
+                    scope = self.index.scope(target);
+                }
                 if self.opts.inline_once && self.specialize_into(k, target, args, &key.1, &scope)? {
                     return Ok(true);
+                }
+                if self.settle() {
+                    scope = self.index.scope(target);
                 }
                 self.spend_fuel(k, target)?;
                 let c = self.clone_of(k, target, &key.1, &scope);

@@ -35,9 +35,23 @@ struct Lazy<'s> {
     scope: &'s DefSet,
     entry: Def,
     made: Vec<(Def, Def)>,
+    /// Whether blocks get a clone without a body (see [`Deferral`]).
+    defer: bool,
+    /// The blocks cloned without a body, with their clones.
+    deferred: Vec<(Def, Def)>,
 }
 
-impl Lazy<'_> {
+impl<'s> Lazy<'s> {
+    fn new(scope: &'s DefSet, entry: Def, defer: bool) -> Lazy<'s> {
+        Lazy {
+            scope,
+            entry,
+            made: Vec::new(),
+            defer,
+            deferred: Vec::new(),
+        }
+    }
+
     /// The member that `x` is or is a parameter of, if any (the entry aside).
     fn member(&self, w: &World, x: Def) -> Option<Def> {
         let c = match w.node(x) {
@@ -85,6 +99,22 @@ impl<'c> Rewriter<'c> {
             stack: Vec::new(),
             lazy: None,
         }
+    }
+
+    /// A substitution that goes on from `map` (a [`Deferral`]'s), consulting `cache` as
+    /// [`Rewriter::with_cache`] does.
+    fn with_map(cache: &'c mut UseCache, map: FxHashMap<Def, Def>) -> Rewriter<'c> {
+        Rewriter {
+            map,
+            cache: Some(cache),
+            stack: Vec::new(),
+            lazy: None,
+        }
+    }
+
+    /// The substitution as it stands, taken out (the rewriter is empty after).
+    fn take_map(&mut self) -> FxHashMap<Def, Def> {
+        std::mem::take(&mut self.map)
     }
 
     /// Replaces `from` by `to` in everything rewritten from now on.
@@ -185,7 +215,12 @@ impl<'c> Rewriter<'c> {
             return false;
         };
         let pairs = clone_conts(w, self, std::iter::once(c));
-        self.lazy.as_mut().expect("checked").made.extend(pairs);
+        let lazy = self.lazy.as_mut().expect("checked");
+        if lazy.defer && deferrable(w, c) {
+            lazy.deferred.extend(pairs);
+        } else {
+            lazy.made.extend(pairs);
+        }
         true
     }
 
@@ -258,6 +293,12 @@ impl<'c> Rewriter<'c> {
     /// [`specialize_in`]) into their clones, and of those that cloning reaches in turn;
     /// gives the clones.
     fn rewrite_made(&mut self, w: &mut World) -> Vec<Def> {
+        // Only blocks that the substituted body reaches itself are cloned without bodies: a
+        // block that a clone's body reaches may be in the scope of that clone (a function
+        // of the scope), which only a body can show.
+        if let Some(l) = self.lazy.as_mut() {
+            l.defer = false;
+        }
         let mut clones = Vec::new();
         while let Some(&(from, to)) = self.lazy.as_ref().and_then(|l| l.made.get(clones.len())) {
             self.rewrite_cont_into(w, from, to);
@@ -480,6 +521,12 @@ impl ScopeIndex {
         });
     }
 
+    /// The continuations recorded as referring to `d` (with repeats, and stale ones: only
+    /// ever too many).
+    pub fn referrers(&self, d: Def) -> impl Iterator<Item = Def> + '_ {
+        self.referenced_by.from(d)
+    }
+
     /// [`ScopeIndex::add`], returning the continuations `k` references (each once).
     fn add_referenced(&mut self, w: &World, k: Def) -> Vec<Def> {
         let (conts, params) = self.cache.direct_uses(w, k);
@@ -559,15 +606,16 @@ fn closed_from(w: &World, conts: &DefSet, direct: &DirectUses) -> FxHashMap<Def,
 /// takes its place, with the block's parameters substituted too, and so on from there:
 /// the code that inlining the block's clone would give next, without making the clone
 /// (most specializations of a closure on constants end in such a jump, an arm of a branch
-/// or a return point). Gives the body and the continuation whose jump it is: `entry`, or
-/// the last block taken.
+/// or a return point). With `defer`, the blocks the body reaches otherwise (a return point
+/// passed on) are cloned without bodies ([`Deferral`]). Gives a [`Substituted`].
 pub fn substitute_body(
     w: &mut World,
     entry: Def,
     args: &[Def],
     scope: &DefSet,
     index: &mut ScopeIndex,
-) -> (Option<(Def, Vec<Def>)>, Def) {
+    defer: bool,
+) -> Substituted {
     let ScopeIndex {
         referenced_by,
         cache,
@@ -578,12 +626,36 @@ pub fn substitute_body(
         let p = w.param(entry, i);
         rw.map(p, a);
     }
-    rw.lazy = Some(Lazy {
-        scope,
-        entry,
-        made: Vec::new(),
-    });
-    let mut at = entry;
+    rw.lazy = Some(Lazy::new(scope, entry, defer));
+    let mut out = substitute_from(w, &mut rw, entry, referenced_by);
+    if !out.deferred.is_empty() {
+        out.map = rw.take_map();
+    }
+    out
+}
+
+/// What [`substitute_body`] and [`substitute_deferred`] give: the body, the continuation
+/// whose jump it is (the last block taken), the blocks taken on the way there (the first
+/// continuation substituted included), and the blocks cloned without a body with the
+/// substitution that makes their bodies (empty where there are none).
+pub struct Substituted {
+    pub body: Option<(Def, Vec<Def>)>,
+    pub from: Def,
+    pub taken: Vec<Def>,
+    pub deferred: Vec<(Def, Def)>,
+    pub map: FxHashMap<Def, Def>,
+}
+
+/// The body of `at` rewritten by `rw` (whose substitution covers `at`'s parameters), taking
+/// the blocks only the jump refers to (see [`substitute_body`]); the bodies of the clones
+/// made are rewritten too.
+fn substitute_from(
+    w: &mut World,
+    rw: &mut Rewriter,
+    mut at: Def,
+    referenced_by: &Edges,
+) -> Substituted {
+    let mut taken = vec![at];
     let body = loop {
         let Some((c, a)) = w.body(at).map(|(c, a)| (c, a.to_vec())) else {
             break None;
@@ -595,6 +667,7 @@ pub fn substitute_body(
                 rw.map(p, x);
             }
             at = block;
+            taken.push(at);
             continue;
         }
         let c = rw.rewrite(w, c);
@@ -602,7 +675,78 @@ pub fn substitute_body(
         break Some((c, a));
     };
     rw.rewrite_made(w);
-    (body, at)
+    let deferred = (rw.lazy.as_mut()).map_or_else(Vec::new, |l| std::mem::take(&mut l.deferred));
+    Substituted {
+        body,
+        from: at,
+        taken,
+        deferred,
+        map: FxHashMap::default(),
+    }
+}
+
+/// Whether a member of a scope being cloned can get its clone without a body: a block
+/// (no function), with a body and no filter that could hold.
+fn deferrable(w: &World, c: Def) -> bool {
+    !is_function_type(w, w.type_of(c))
+        && w.body(c).is_some()
+        && w.filters(c).iter().all(|&f| w.lit_bits(f) == Some(0))
+}
+
+/// Blocks of a specialization's scope cloned without their bodies: partial evaluation
+/// passes most of them on (a return point, a join point) to a call that it specializes
+/// next, which jumps to the clone once, and inlining the clone would copy its body a
+/// second time. Here the body is made once, from the original block, where the jump to
+/// the clone is (`substitute_deferred`), or in the clone
+/// (`materialize_deferred`). `map` is the specialization's substitution, `scope` and
+/// `entry` its scope and callee.
+pub struct Deferral {
+    pub map: FxHashMap<Def, Def>,
+    pub scope: DefSet,
+    pub entry: Def,
+}
+
+/// The body of `block` (a block of `d`'s scope, cloned without a body) with `d`'s
+/// substitution and `args` for its parameters, as the jump of another continuation (as
+/// [`substitute_body`] makes it); blocks it reaches are cloned without bodies into `d` too.
+pub fn substitute_deferred(
+    w: &mut World,
+    d: &mut Deferral,
+    block: Def,
+    args: &[Def],
+    index: &mut ScopeIndex,
+) -> Substituted {
+    let ScopeIndex {
+        referenced_by,
+        cache,
+        ..
+    } = index;
+    let mut rw = Rewriter::with_map(cache, std::mem::take(&mut d.map));
+    for (i, &a) in args.iter().enumerate() {
+        let p = w.param(block, i);
+        rw.map(p, a);
+    }
+    rw.lazy = Some(Lazy::new(&d.scope, d.entry, true));
+    let out = substitute_from(w, &mut rw, block, referenced_by);
+    d.map = rw.take_map();
+    out
+}
+
+/// Makes the body of `clone`, the clone of `block` (a block of `d`'s scope) made without
+/// one; gives the continuations cloned on the way (with bodies).
+pub fn materialize_deferred(
+    w: &mut World,
+    d: &mut Deferral,
+    block: Def,
+    clone: Def,
+    cache: &mut UseCache,
+) -> Vec<Def> {
+    let mut rw = Rewriter::with_map(cache, std::mem::take(&mut d.map));
+    rw.lazy = Some(Lazy::new(&d.scope, d.entry, false));
+    rw.rewrite_cont_into(w, block, clone);
+    let made = rw.rewrite_made(w);
+    d.map = rw.take_map();
+    made
 }
 
 /// Clones the scope of `entry` (given: see [`ScopeIndex::reached_scope`]) as a new
@@ -637,11 +781,7 @@ pub fn specialize_in(
     }
     // The scope's other continuations are cloned as rewriting reaches them: those that
     // only a branch that folds away reached are never copied.
-    rw.lazy = Some(Lazy {
-        scope,
-        entry,
-        made: Vec::new(),
-    });
+    rw.lazy = Some(Lazy::new(scope, entry, false));
     // The clone's own filters: those of the kept parameters.
     for (j, &i) in kept.iter().enumerate() {
         let f = w.filters(entry)[i];
@@ -787,9 +927,9 @@ cont @join(%m3: mem, %v: i32) {{
         let (c, x) = (w.lit_bool(c), w.lit_i32(x));
         let args = [w.param(k, 0), c, x, w.param(k, 1)];
         let conts = w.continuations().count();
-        let (body, from) = substitute_body(&mut w, g, &args, &scope, &mut index);
+        let out = substitute_body(&mut w, g, &args, &scope, &mut index, false);
         let made = w.continuations().count() - conts;
-        (w, body.unwrap(), from, made)
+        (w, out.body.unwrap(), out.from, made)
     }
 
     /// A branch that folds to a block only it refers to takes that block's body, with the
@@ -828,6 +968,93 @@ cont @join(%m3: mem, %v: i32) {{
         let mut ops = w.ops(ja[1]).to_vec();
         ops.sort();
         let mut want = vec![v, five];
+        want.sort();
+        assert_eq!(ops, want);
+    }
+
+    /// `@f` calls `@h` with `@b`, a block of its own scope, as the return point.
+    const CALLING: &str = "
+extern cont @k(%mk: mem, %rk: cn(mem, i32)) {
+    jump %rk(%mk, 0:i32)
+}
+
+cont @h(%mh: mem, %a: i32, %rh: cn(mem, i32)) {
+    jump %rh(%mh, %a)
+}
+
+cont @f(%m: mem, %x: i32, %ret: cn(mem, i32)) {
+    jump @h(%m, %x, @b)
+}
+
+cont @b(%mb: mem, %y: i32) {
+    %z: i32 = mul(%y, %x)
+    jump %ret(%mb, %z)
+}
+";
+
+    /// Substitutes `@f`'s body for `%x` = 3 into `@k`'s jump, deferring blocks as asked.
+    fn substitute_f(defer: bool) -> (World, ScopeIndex, DefSet, Substituted) {
+        let mut w = durin_ir::text::parse(CALLING).unwrap();
+        let (k, f) = (named(&w, "k"), named(&w, "f"));
+        let mut index = ScopeIndex::default();
+        let scope = index.reached_scope(&w, f);
+        let three = w.lit_i32(3);
+        let args = [w.param(k, 0), three, w.param(k, 1)];
+        let out = substitute_body(&mut w, f, &args, &scope, &mut index, defer);
+        (w, index, scope, out)
+    }
+
+    /// A block passed on as a return point is cloned without a body when asked, and its
+    /// body made later, where the jump to it is or in the clone, is the one the clone
+    /// would have had.
+    #[test]
+    fn a_deferred_block_gets_its_body_where_it_is_taken_or_in_its_clone() {
+        let (mut w, _, _, out) = substitute_f(false);
+        let (k, b) = (named(&w, "k"), named(&w, "b"));
+        let (callee, args) = out.body.unwrap();
+        assert!(out.deferred.is_empty());
+        assert_eq!(
+            (callee, &args[..2]),
+            (named(&w, "h"), &[w.param(k, 0), w.lit_i32(3)][..])
+        );
+        let eager = args[2];
+        assert!(eager != b && w.body(eager).is_some());
+
+        let (mut w, mut index, scope, out) = substitute_f(true);
+        let (k, b, f) = (named(&w, "k"), named(&w, "b"), named(&w, "f"));
+        let (_, args) = out.body.unwrap();
+        assert_eq!(out.deferred, [(b, args[2])]);
+        let clone = args[2];
+        assert!(w.body(clone).is_none());
+        // Taken into a jump with 7 for `%y`: `%ret` and `%x` are the specialization's.
+        let mut d = Deferral {
+            map: out.map,
+            scope,
+            entry: f,
+        };
+        let taken_args = [w.param(k, 0), w.lit_i32(7)];
+        let there = substitute_deferred(&mut w, &mut d, b, &taken_args, &mut index);
+        assert_eq!(
+            there.body.unwrap(),
+            (w.param(k, 1), vec![w.param(k, 0), w.lit_i32(21)])
+        );
+        assert_eq!((there.from, there.taken), (b, vec![b]));
+
+        // Made in the clone: the clone's own parameters.
+        let (mut w, mut index, scope, out) = substitute_f(true);
+        let (k, b, f) = (named(&w, "k"), named(&w, "b"), named(&w, "f"));
+        let clone = out.deferred[0].1;
+        let mut d = Deferral {
+            map: out.map,
+            scope,
+            entry: f,
+        };
+        materialize_deferred(&mut w, &mut d, b, clone, index.cache());
+        let (callee, args) = w.body(clone).map(|(c, a)| (c, a.to_vec())).unwrap();
+        assert_eq!((callee, args[0]), (w.param(k, 1), w.param(clone, 0)));
+        let mut ops = w.ops(args[1]).to_vec();
+        ops.sort();
+        let mut want = vec![w.param(clone, 1), w.lit_i32(3)];
         want.sort();
         assert_eq!(ops, want);
     }

@@ -100,6 +100,23 @@ impl Live {
         self.recount(w, k, &old);
     }
 
+    /// Counts a use of each of `defs` that no live def has (code not made yet will use
+    /// them): they stay live until [`Live::release_held`].
+    pub fn hold(&mut self, w: &World, defs: &[Def]) {
+        for &d in defs {
+            self.add_use(w, d);
+        }
+    }
+
+    /// Drops the uses that [`Live::hold`] counted for `defs`.
+    pub fn release_held(&mut self, w: &World, defs: &[Def]) {
+        let mut dead = Vec::new();
+        for &d in defs {
+            self.drop_use(w, d, &mut dead);
+        }
+        self.release(w, dead);
+    }
+
     /// Removes the body of `k`, keeping the counts.
     pub fn clear_body(&mut self, w: &mut World, k: Def) {
         let old = w.ops(k).to_vec();
