@@ -828,16 +828,20 @@ impl Specializer<'_> {
             .any(|&v| cache.of(w, v).contains(&clone))
     }
 
-    /// Whether a body not yet made could use a parameter of a continuation of `scope`
-    /// (where that code would be a member of the scope, which the index does not know).
+    /// Whether a body not yet made could use a parameter of a continuation of `scope`, or
+    /// refer to a continuation of it other than its entry (where that code would be a
+    /// member of the scope, which the index does not know). A family of the entry itself
+    /// has the entry's parameters substituted.
     fn hides_members(&mut self, scope: &DefSet) -> bool {
         let (w, cache) = (&*self.w, self.index.cache());
+        let entry = scope[0];
+        let inside = |e: Def| e != entry && scope.contains(&e);
         (self.families.iter()).filter(|f| f.pending > 0).any(|f| {
-            scope.contains(&f.deferral.entry)
+            inside(f.deferral.entry)
                 || f.values.iter().any(|&v| {
                     cache.of(w, v).iter().any(|&e| match w.node(e) {
                         Node::Param(_) => scope.contains(&w.ops(e)[0]),
-                        _ => scope.contains(&e),
+                        _ => inside(e),
                     })
                 })
         })
