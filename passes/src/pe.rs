@@ -750,7 +750,7 @@ impl Specializer<'_> {
         target: Def,
         args: &[Def],
         key: &[Option<Def>],
-        scope: &DefSet,
+        scope: &mut DefSet,
     ) -> Result<bool, Diagnostic> {
         // (What the look for a loop makes counts as made here.)
         let before = self.w.num_defs();
@@ -772,7 +772,8 @@ impl Specializer<'_> {
             self.families.push(Family {
                 deferral: Deferral {
                     map: out.map,
-                    scope: scope.clone(),
+                    // (Taken: the caller is done with it once this specializes.)
+                    scope: std::mem::take(scope),
                     entry: target,
                 },
                 site: k,
@@ -1084,7 +1085,9 @@ impl Specializer<'_> {
                 if self.hides_members(&scope) && self.settle() {
                     scope = self.index.scope(target);
                 }
-                if self.opts.inline_once && self.specialize_into(k, target, args, &key.1, &scope)? {
+                if self.opts.inline_once
+                    && self.specialize_into(k, target, args, &key.1, &mut scope)?
+                {
                     return Ok(true);
                 }
                 if self.settle() {
