@@ -156,6 +156,10 @@ struct Specializer<'w> {
     deferred: FxHashMap<Def, (usize, Def)>,
     /// The clones without a body, in the order they were made.
     deferred_order: Vec<Def>,
+    /// What the families' bodies not yet made may use, counted per family: the
+    /// continuations whose parameters their values reach, the continuations they reach,
+    /// and their callees (see [`Specializer::hides_members`]).
+    hidden: [FxHashMap<Def, u32>; 3],
     stats: Stats,
 }
 
@@ -255,6 +259,7 @@ impl<'w> Specializer<'w> {
             families: Vec::new(),
             deferred: FxHashMap::default(),
             deferred_order: Vec::new(),
+            hidden: Default::default(),
             stats: Stats::default(),
         }
     }
@@ -769,6 +774,7 @@ impl Specializer<'_> {
                 self.deferred_order.push(clone);
             }
             self.live.hold(self.w, args);
+            self.hide(args, &[target], true);
             self.families.push(Family {
                 deferral: Deferral {
                     map: out.map,
@@ -822,11 +828,7 @@ impl Specializer<'_> {
         if !self.index.referrers(block).all(|r| consumed.contains(&r)) {
             return false;
         }
-        let (w, cache) = (&*self.w, self.index.cache());
-        !(self.families.iter())
-            .filter(|f| f.pending > 0)
-            .flat_map(|f| &f.values)
-            .any(|&v| cache.of(w, v).contains(&clone))
+        !self.hidden[1].contains_key(&clone)
     }
 
     /// Whether a body not yet made could use a parameter of a continuation of `scope`, or
@@ -834,17 +836,11 @@ impl Specializer<'_> {
     /// member of the scope, which the index does not know). A family of the entry itself
     /// has the entry's parameters substituted.
     fn hides_members(&mut self, scope: &DefSet) -> bool {
-        let (w, cache) = (&*self.w, self.index.cache());
+        let [params_of, conts, callees] = &self.hidden;
         let entry = scope[0];
-        let inside = |e: Def| e != entry && scope.contains(&e);
-        (self.families.iter()).filter(|f| f.pending > 0).any(|f| {
-            inside(f.deferral.entry)
-                || f.values.iter().any(|&v| {
-                    cache.of(w, v).iter().any(|&e| match w.node(e) {
-                        Node::Param(_) => scope.contains(&w.ops(e)[0]),
-                        _ => inside(e),
-                    })
-                })
+        scope.iter().any(|m| {
+            params_of.contains_key(m)
+                || (*m != entry && (conts.contains_key(m) || callees.contains_key(m)))
         })
     }
 
@@ -861,6 +857,7 @@ impl Specializer<'_> {
         f.consumed.extend(out.taken.iter().copied());
         f.values.extend_from_slice(args);
         self.live.hold(self.w, args);
+        self.hide(args, &[], true);
         for &(b, c) in &out.deferred {
             self.deferred.insert(c, (family, b));
             self.deferred_order.push(c);
@@ -888,9 +885,47 @@ impl Specializer<'_> {
         self.w.set_body(clone, nothing, &params);
         // With every body of the family made, what they use is counted where it is used.
         if self.families[family].pending == 0 {
-            let values = std::mem::take(&mut self.families[family].values);
-            self.live.release_held(self.w, &values);
+            self.release(family);
         }
+    }
+
+    /// Counts (or with `add` false, drops) what `values` reach and the callees `entries`
+    /// as used by bodies not yet made.
+    fn hide(&mut self, values: &[Def], entries: &[Def], add: bool) {
+        let (w, cache) = (&*self.w, self.index.cache());
+        let [params_of, conts, callees] = &mut self.hidden;
+        let count = |map: &mut FxHashMap<Def, u32>, d: Def| {
+            if add {
+                *map.entry(d).or_default() += 1;
+            } else if let Some(n) = map.get_mut(&d) {
+                *n -= 1;
+                if *n == 0 {
+                    map.remove(&d);
+                }
+            }
+        };
+        for &v in values {
+            for &e in cache.of(w, v) {
+                match w.node(e) {
+                    Node::Param(_) => count(params_of, w.ops(e)[0]),
+                    _ => count(conts, e),
+                }
+            }
+        }
+        for &e in entries {
+            count(callees, e);
+        }
+    }
+
+    /// Stops counting what `family`'s bodies not yet made use (they are all made).
+    fn release(&mut self, family: usize) {
+        let f = &mut self.families[family];
+        if f.values.is_empty() {
+            return;
+        }
+        let (values, entry) = (std::mem::take(&mut f.values), f.deferral.entry);
+        self.hide(&values, &[entry], false);
+        self.live.release_held(self.w, &values);
     }
 
     /// Makes the bodies of the clones that have none (see [`Family`]); whether there were
@@ -917,9 +952,10 @@ impl Specializer<'_> {
             self.index.add(self.w, clone);
             self.live.recount(self.w, clone, &old);
         }
-        for f in std::mem::take(&mut self.families) {
-            self.live.release_held(self.w, &f.values);
+        for family in 0..self.families.len() {
+            self.release(family);
         }
+        self.families.clear();
         true
     }
 
