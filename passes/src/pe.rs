@@ -965,6 +965,19 @@ impl Specializer<'_> {
         let f = &self.families[family];
         let (site, target, id, expansion) = (f.site, f.target, f.id, f.expansion);
         self.growth[id as usize].made += self.w.num_defs() - before;
+        self.record_made(before, site, target, id, expansion);
+    }
+
+    /// Gives the continuations made from `before` on their expansion and origin (the
+    /// specialization of `target` at `site`, number `id`), and indexes them.
+    fn record_made(
+        &mut self,
+        before: usize,
+        site: Def,
+        target: Def,
+        id: u32,
+        expansion: Option<Expansion>,
+    ) {
         for d in self.w.defs_from(before).collect::<Vec<_>>() {
             if self.w.node(d) == Node::Cont {
                 if let Some(e) = expansion {
@@ -1078,15 +1091,7 @@ impl Specializer<'_> {
         // The clones expand the call at `site`, inside the expansion the site is in.
         let (at, parent) = self.w.jump_place(site);
         let expansion = at.map(|at| self.w.new_expansion(at, parent)).or(parent);
-        for d in self.w.defs_from(before).collect::<Vec<_>>() {
-            if self.w.node(d) == Node::Cont {
-                if let Some(e) = expansion {
-                    self.w.set_expansion(d, e);
-                }
-                self.origin.insert(d, (site, target, id));
-                self.index.add(self.w, d);
-            }
-        }
+        self.record_made(before, site, target, id, expansion);
         expansion
     }
 
