@@ -766,8 +766,8 @@ impl Specializer<'_> {
         let out = substitute_body(self.w, target, args, scope, &mut self.index, true);
         let (body, from) = (out.body, out.from);
         let expansion = self.made(k, target, key, before, scope);
+        let id = u32::try_from(self.growth.len() - 1).expect("fewer specializations than fuel");
         if !out.deferred.is_empty() {
-            let id = u32::try_from(self.growth.len() - 1).expect("fewer specializations than fuel");
             let family = self.families.len();
             for &(block, clone) in &out.deferred {
                 self.deferred.insert(clone, (family, block));
@@ -794,14 +794,27 @@ impl Specializer<'_> {
         if self.growth.last().is_some_and(Growth::runaway) {
             return Err(self.out_of_fuel(k, target));
         }
-        // The places the jump would have had in the clone (of `target`, or of the block of
-        // its scope whose jump `k` takes), which inlining gives `k`.
+        self.take_jump(k, body, from, expansion, target, id);
+        Ok(true)
+    }
+
+    /// Gives `k` the body that specialization number `id` of `target` (in `expansion`) made
+    /// from the jump of `from` (`target`, or a block of its code), as inlining its clone
+    /// would: the places that jump would have had in the clone, and the counts.
+    fn take_jump(
+        &mut self,
+        k: Def,
+        body: Option<(Def, Vec<Def>)>,
+        from: Def,
+        expansion: Option<Expansion>,
+        target: Def,
+        id: u32,
+    ) {
         let place = match self.w.taken_jump_place(from) {
             Some(j) => Some(j),
             None => (self.w.loc(from)).map(|at| (at, expansion.or(self.w.expansion(from)))),
         };
         self.w.set_jump_place(k, place);
-        let id = u32::try_from(self.growth.len() - 1).expect("fewer specializations than fuel");
         self.took_over.insert(k, (target, id));
         match body {
             Some((callee, rest)) => self.live.set_body(self.w, k, callee, &rest),
@@ -809,19 +822,15 @@ impl Specializer<'_> {
         }
         self.index.add(self.w, k);
         self.stats.inlined += 1;
-        Ok(true)
     }
 
     /// Whether the jump of `k` may take the body of `clone` (a clone without a body of
     /// `block`, of `family`): `k`'s jump is its one use, no other code of the callee refers
     /// to `block` (the code whose bodies were written into the jump aside), and no body not
     /// yet made could refer to `clone`.
-    fn takes_deferred(&mut self, k: Def, clone: Def, family: usize, block: Def) -> bool {
-        if self.live.uses(clone) != 1
-            || !self.live.contains(k)
-            || !self.w.ops(k).contains(&clone)
-            || clone == k
-        {
+    fn takes_deferred(&self, k: Def, clone: Def, family: usize, block: Def) -> bool {
+        // (`k` jumps to `clone`, which has no body: `k` is another continuation.)
+        if self.live.uses(clone) != 1 || !self.live.contains(k) {
             return false;
         }
         let consumed = &self.families[family].consumed;
@@ -864,20 +873,8 @@ impl Specializer<'_> {
         }
         self.adopt(family, before);
         let f = &self.families[family];
-        let place = match self.w.taken_jump_place(out.from) {
-            Some(j) => Some(j),
-            None => {
-                (self.w.loc(out.from)).map(|at| (at, f.expansion.or(self.w.expansion(out.from))))
-            }
-        };
-        self.w.set_jump_place(k, place);
-        self.took_over.insert(k, (f.target, f.id));
-        match out.body {
-            Some((callee, rest)) => self.live.set_body(self.w, k, callee, &rest),
-            None => self.live.clear_body(self.w, k),
-        }
-        self.index.add(self.w, k);
-        self.stats.inlined += 1;
+        let (expansion, target, id) = (f.expansion, f.target, f.id);
+        self.take_jump(k, out.body, out.from, expansion, target, id);
         // The clone is dead now, and nothing could make it live again: its body is no
         // code (every continuation has a body or is an import).
         let (ty, params) = (self.w.type_of(clone), self.w.params(clone));

@@ -733,20 +733,19 @@ pub fn substitute_deferred(
 }
 
 /// Makes the body of `clone`, the clone of `block` (a block of `d`'s scope) made without
-/// one; gives the continuations cloned on the way (with bodies).
+/// one (and of the continuations cloned on the way).
 pub fn materialize_deferred(
     w: &mut World,
     d: &mut Deferral,
     block: Def,
     clone: Def,
     cache: &mut UseCache,
-) -> Vec<Def> {
+) {
     let mut rw = Rewriter::with_map(cache, std::mem::take(&mut d.map));
     rw.lazy = Some(Lazy::new(&d.scope, d.entry, false));
     rw.rewrite_cont_into(w, block, clone);
-    let made = rw.rewrite_made(w);
+    rw.rewrite_made(w);
     d.map = rw.take_map();
-    made
 }
 
 /// Clones the scope of `entry` (given: see [`ScopeIndex::reached_scope`]) as a new
