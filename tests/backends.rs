@@ -314,8 +314,9 @@ fn identical_functions_are_optimized_once() {
             opt_level: level,
             ..llvm::Options::default()
         };
-        let compiled = llvm::compile(&ctx, &w, &opts).expect("the program compiles");
-        let defined = (compiled.module.get_functions())
+        let mut compiled = llvm::compile(&ctx, &w, &opts).expect("the program compiles");
+        let module = compiled.module().expect("the parts link");
+        let defined = (module.get_functions())
             .filter(|f| f.count_basic_blocks() > 0)
             .count();
         let want = if level == 0 { 3 } else { 2 };

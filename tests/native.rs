@@ -583,3 +583,29 @@ fn deep_tail_calls_run_in_constant_stack_space() {
         assert_eq!(String::from_utf8_lossy(&out.stdout), expected, "{flags:?}");
     }
 }
+
+/// A program of a few thousand instructions has its object code made in two parts on two
+/// threads, merged into one object file, and the executable linked from it computes what
+/// the program should (calls across the parts resolve).
+#[test]
+fn an_object_made_in_parts_links_and_runs() {
+    let dir = tempdir("parts");
+    let src = root().join("tests/lang/ok/image_pipeline_runtime_stages.art");
+    let exe = dir.join("stages");
+    let built = durin(&["build", "--time", "--emit", "exe", "-o", &s(&exe), &s(&src)]);
+    ok(&built, "build");
+    let err = String::from_utf8_lossy(&built.stderr);
+    assert!(
+        err.lines()
+            .any(|l| l.trim_start().starts_with("codegen:") && l.contains("(in two parts")),
+        "{err}"
+    );
+    let run = Command::new(&exe)
+        .arg("3")
+        .output()
+        .expect("the program runs");
+    ok(&run, "the program");
+    let want = std::fs::read_to_string(src.with_extension("out")).expect(".out file");
+    assert_eq!(String::from_utf8_lossy(&run.stdout), want);
+    let _ = std::fs::remove_dir_all(&dir);
+}

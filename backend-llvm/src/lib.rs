@@ -8,6 +8,7 @@
 pub mod header;
 pub mod hints;
 pub mod lower;
+mod objects;
 mod parallel;
 mod parallel_loops;
 mod targets;
@@ -96,6 +97,8 @@ pub struct Timings {
     pub in_parts: bool,
     /// Code generation (object or JIT).
     pub codegen: Duration,
+    /// Whether the object code was made in parts on two threads.
+    pub codegen_in_parts: bool,
 }
 
 fn level(opt: u8) -> OptimizationLevel {
@@ -349,11 +352,35 @@ fn cpu_is_known(cpu: &str) -> bool {
 
 /// A compiled module with what made it.
 pub struct Compiled<'ctx> {
-    /// The LLVM module.
-    pub module: Module<'ctx>,
+    ctx: &'ctx Context,
+    /// The LLVM module (its first part while `parts` holds the others).
+    module: Module<'ctx>,
+    /// The other parts of a module optimized in parts, until they are linked into
+    /// `module` or compiled beside it.
+    parts: Option<parallel::Parts>,
     machine: TargetMachine,
+    spec: MachineSpec,
     /// Time of each step so far.
     pub timings: Timings,
+}
+
+/// What a thread needs to make its own target machine like the module's.
+struct MachineSpec {
+    triple: String,
+    cpu: String,
+    features: String,
+    opt_level: u8,
+}
+
+impl MachineSpec {
+    /// A target machine from the registry that [`machine`] initialized.
+    fn make(&self) -> Result<TargetMachine> {
+        let triple = inkwell::targets::TargetTriple::create(&self.triple);
+        Target::from_triple(&triple)
+            .ok()
+            .and_then(|t| target_machine(&t, &triple, &self.cpu, &self.features, self.opt_level))
+            .ok_or_else(|| internal("no target machine for a thread of LLVM"))
+    }
 }
 
 /// Translates and optimizes `w` for the host (or `opts.cpu`).
@@ -372,15 +399,11 @@ pub fn compile<'ctx>(ctx: &'ctx Context, w: &World, opts: &Options) -> Result<Co
     let lower_time = t.elapsed();
     let t = Instant::now();
     let pipeline = format!("default<O{}>", opts.opt_level.min(3));
-    // A second thread of the optimizer makes its own target machine from the registry that
-    // `machine` initialized.
-    let triple = machine.get_triple().as_str().to_string_lossy().into_owned();
-    let make = || -> Result<TargetMachine> {
-        let triple = inkwell::targets::TargetTriple::create(&triple);
-        Target::from_triple(&triple)
-            .ok()
-            .and_then(|t| target_machine(&t, &triple, &cpu, &features, opts.opt_level))
-            .ok_or_else(|| internal("no target machine for an optimizer thread"))
+    let spec = MachineSpec {
+        triple: machine.get_triple().as_str().to_string_lossy().into_owned(),
+        cpu,
+        features,
+        opt_level: opts.opt_level,
     };
     // `-O0`'s pipeline costs less than copying the module would.
     let min = match opts.opt_level {
@@ -397,50 +420,77 @@ pub fn compile<'ctx>(ctx: &'ctx Context, w: &World, opts: &Options) -> Result<Co
     if opts.opt_level > 0 {
         parallel::run(&module, "constmerge,mergefunc", &machine)?;
     }
-    let in_parts = parallel::optimize(ctx, &module, &pipeline, min, &machine, &make)?;
+    let parts = parallel::optimize(&module, &pipeline, min, &machine, &|| spec.make())?;
     hints::mark_streaming_stores(ctx, &module);
     Ok(Compiled {
+        ctx,
         module,
-        machine,
         timings: Timings {
             lower: lower_time,
             optimize: t.elapsed(),
-            in_parts,
+            in_parts: parts.is_some(),
             codegen: Duration::ZERO,
+            codegen_in_parts: false,
         },
+        parts,
+        machine,
+        spec,
     })
 }
 
 impl<'ctx> Compiled<'ctx> {
-    /// Writes the module as `what` to `path`.
+    /// The whole module (its parts linked into one first, if it was optimized in parts).
+    pub fn module(&mut self) -> Result<&Module<'ctx>> {
+        if let Some(parts) = self.parts.take() {
+            parallel::link(self.ctx, &self.module, parts, &self.machine)?;
+        }
+        Ok(&self.module)
+    }
+
+    /// Writes the module as `what` to `path`. A module optimized in parts has its object
+    /// code made in parts too, on as many threads.
     pub fn emit(&mut self, what: Emit, path: &Path) -> Result<()> {
         let t = Instant::now();
         // Written to memory first: LLVM aborts the process on a failed write to a file.
-        let bytes = match what {
-            Emit::LlvmIr => Ok(self.module.print_to_string().to_bytes().to_vec()),
-            Emit::Object | Emit::Assembly => {
-                let kind = if what == Emit::Object {
-                    FileType::Object
-                } else {
-                    FileType::Assembly
-                };
-                self.machine
-                    .write_to_memory_buffer(&self.module, kind)
-                    .map(|b| b.as_slice().to_vec())
-                    .map_err(|e| e.to_string())
+        let mut bytes = None;
+        if let (Emit::Object, Some(parts)) = (what, &self.parts) {
+            bytes = parallel::codegen(&self.module, parts, &self.machine, &|| self.spec.make())?;
+        }
+        self.timings.codegen_in_parts = bytes.is_some();
+        let bytes = match bytes {
+            Some(b) => b,
+            None => {
+                self.module()?;
+                let module = &self.module;
+                match what {
+                    Emit::LlvmIr => module.print_to_string().to_bytes().to_vec(),
+                    Emit::Object => parallel::object(module, &self.machine)?,
+                    Emit::Assembly => self
+                        .machine
+                        .write_to_memory_buffer(module, FileType::Assembly)
+                        .map(|b| b.as_slice().to_vec())
+                        .map_err(|e| internal(format!("LLVM's code generator failed: {e}")))?,
+                }
             }
         };
         self.timings.codegen = t.elapsed();
-        let r = bytes.and_then(|b| std::fs::write(path, b).map_err(|e| e.to_string()));
-        r.map_err(|e| Diagnostic::error_at(None, format!("cannot write {}: {e}", path.display())))
+        std::fs::write(path, bytes).map_err(|e| {
+            Diagnostic::error_at(None, format!("cannot write {}: {e}", path.display()))
+        })
     }
 
     /// Generates machine code for the module in memory, resolving the runtime's functions
     /// from `symbols` and everything else (the C library) from the process, and returns the
     /// address of `name`.
-    pub fn jit(self, name: &str, symbols: &[(&str, usize)], opt_level: u8) -> Result<Jit<'ctx>> {
+    pub fn jit(
+        mut self,
+        name: &str,
+        symbols: &[(&str, usize)],
+        opt_level: u8,
+    ) -> Result<Jit<'ctx>> {
         use inkwell::llvm_sys::execution_engine as ee;
         let t = Instant::now();
+        self.module()?;
         let mappings: Vec<_> = self
             .module
             .get_functions()

@@ -1,34 +1,40 @@
-//! Optimizing a large module on two threads.
+//! Optimizing a module, and making its object code, on two threads.
 //!
 //! LLVM's optimizer runs on one thread, and most of its time goes to function passes, so a
 //! module of many functions can be optimized in parts: the module is copied (through
 //! bitcode) into a context of its own per part, each part keeps the bodies of its share of
-//! the functions (and declares the others), the parts are optimized at the same time, and
-//! the results are linked back into one module. The partition depends only on the module
-//! (functions by size, largest first, each to the part with fewer instructions), so the
-//! code is the same on any machine.
+//! the functions (and declares the others), and the parts are optimized at the same time.
+//! For an object file, each part's object code is then made on its thread too, and the
+//! objects are merged into one ([`crate::objects`]); for anything else (LLVM IR, assembly,
+//! the JIT) the parts are linked back into one module first. The partition depends only on
+//! the module (functions by size, largest first, each to the part with fewer instructions),
+//! so the code is the same on any machine.
 //!
 //! What each part sees of the rest: a small function of another part is copied in as
 //! `available_externally`, so that it can still be inlined (the comparison a sort calls);
 //! a constant global is copied the same way, so that loads of it fold; a mutable global is
 //! a declaration, so that every part uses the one variable. During optimization every
 //! internal function and global is external (hidden), so that the parts link by name;
-//! they are internal again once linked. What crosses parts is a call, as across files.
+//! they are internal again once linked (or local symbols in the merged object). What
+//! crosses parts is a call, as across files. A function that another part inlined
+//! everywhere is dropped when the parts are linked, but stays (unused) in a merged object.
 
-use crate::{internal, Result};
+use crate::{internal, objects, Result};
 use inkwell::attributes::AttributeLoc;
 use inkwell::context::Context;
 use inkwell::memory_buffer::MemoryBuffer;
 use inkwell::module::{Linkage, Module};
 use inkwell::passes::PassBuilderOptions;
-use inkwell::targets::TargetMachine;
+use inkwell::targets::{FileType, TargetMachine};
 use inkwell::values::{AsValueRef, FunctionValue};
 use inkwell::GlobalVisibility;
 use rustc_hash::FxHashSet;
 
 /// A module whose functions have fewer instructions than this is optimized on one thread:
-/// copying it costs more than the second thread gains.
-pub const MIN_INSTRUCTIONS: usize = 15_000;
+/// copying it costs more than the second thread gains. (With the object code made in
+/// parts too, even the examples' smallest modules, of 900-1,500 instructions, build faster
+/// in parts: docs/src/decisions.md.)
+pub const MIN_INSTRUCTIONS: usize = 1_000;
 
 /// Functions of at most this many instructions are copied into every part that calls
 /// them, so that LLVM can inline them there.
@@ -80,17 +86,25 @@ fn name(f: FunctionValue) -> String {
     f.get_name().to_string_lossy().into_owned()
 }
 
+/// The parts of a module optimized in parts, but for the first, which the module holds:
+/// their optimized bitcode, each with the bodies of its share of the functions, and the
+/// linkages to restore once they are one module again.
+pub(crate) struct Parts {
+    others: Vec<Vec<u8>>,
+    restore: Vec<(String, Linkage)>,
+}
+
 /// Runs `pipeline` on `module` with `machine`, in parts on two threads when it has `min`
 /// instructions or more (see [`partition`]); `make` makes the target machine of the other
-/// thread. Returns whether it ran in parts.
-pub(crate) fn optimize<'ctx>(
-    ctx: &'ctx Context,
-    module: &Module<'ctx>,
+/// thread. Returns the other parts when it ran in parts: the module holds the first, and
+/// [`link`] makes it whole again, or [`codegen`] makes the parts' objects.
+pub(crate) fn optimize(
+    module: &Module,
     pipeline: &str,
     min: usize,
     machine: &TargetMachine,
     make: &(dyn Fn() -> Result<TargetMachine> + Sync),
-) -> Result<bool> {
+) -> Result<Option<Parts>> {
     let sizes = sizes(module);
     let small: FxHashSet<String> = (sizes.iter())
         .filter(|(n, _)| *n <= SMALL_FUNCTION)
@@ -98,11 +112,11 @@ pub(crate) fn optimize<'ctx>(
         .collect();
     let Some(parts) = partition(sizes, min) else {
         run(module, pipeline, machine)?;
-        return Ok(false);
+        return Ok(None);
     };
     let restore = expose(module);
     let bitcode = module.write_bitcode_to_memory().as_slice().to_vec();
-    let optimized = std::thread::scope(|s| {
+    let others = std::thread::scope(|s| {
         let others: Vec<_> = (parts[1..].iter())
             .map(|keep| {
                 let (bitcode, small) = (&bitcode, &small);
@@ -111,24 +125,34 @@ pub(crate) fn optimize<'ctx>(
             .collect();
         keep_only(module, &parts[0], &small, true);
         let here = run(module, pipeline, machine);
-        let mut out = Vec::new();
-        for h in others {
-            out.push(
+        let others = (others.into_iter())
+            .map(|h| {
                 h.join()
-                    .unwrap_or_else(|_| Err(internal("a thread of LLVM's optimizer panicked"))),
-            );
-        }
-        here.map(|()| out)
+                    .unwrap_or_else(|_| Err(internal("a thread of LLVM's optimizer panicked")))
+            })
+            .collect::<Result<Vec<_>>>();
+        here.and(others)
     })?;
-    for part in optimized {
-        let buffer = MemoryBuffer::create_from_memory_range_copy(&part?, "part");
+    Ok(Some(Parts { others, restore }))
+}
+
+/// Links the other `parts` into `module` (which holds the first), with the linkages
+/// they had before the split.
+pub(crate) fn link<'ctx>(
+    ctx: &'ctx Context,
+    module: &Module<'ctx>,
+    parts: Parts,
+    machine: &TargetMachine,
+) -> Result<()> {
+    for part in parts.others {
+        let buffer = MemoryBuffer::create_from_memory_range_copy(&part, "part");
         let m = Module::parse_bitcode_from_buffer(&buffer, ctx)
             .map_err(|e| internal(format!("an optimized part does not load: {e}")))?;
         module
             .link_in_module(m)
             .map_err(|e| internal(format!("the optimized parts do not link: {e}")))?;
     }
-    for (name, linkage) in restore {
+    for (name, linkage) in parts.restore {
         if let Some(f) = module.get_function(&name) {
             if f.count_basic_blocks() > 0 {
                 f.set_linkage(linkage);
@@ -144,8 +168,54 @@ pub(crate) fn optimize<'ctx>(
     }
     // What a half kept only because it was external meanwhile (a function the other half
     // inlined everywhere).
-    run(module, "globaldce", machine)?;
-    Ok(true)
+    run(module, "globaldce", machine)
+}
+
+/// The object code of `module` (the first part) and of the other `parts`, each made on a
+/// thread of its own, as one relocatable object ([`objects::merge`]); `None` where the
+/// objects are of a kind the merge does not handle (the caller then links the parts and
+/// compiles the whole module).
+pub(crate) fn codegen(
+    module: &Module,
+    parts: &Parts,
+    machine: &TargetMachine,
+    make: &(dyn Fn() -> Result<TargetMachine> + Sync),
+) -> Result<Option<Vec<u8>>> {
+    let objects = std::thread::scope(|s| {
+        let others: Vec<_> = (parts.others.iter())
+            .map(|bitcode| s.spawn(move || codegen_copy(bitcode, make)))
+            .collect();
+        let here = object(module, machine);
+        let mut all = vec![here];
+        all.extend(others.into_iter().map(|h| {
+            h.join()
+                .unwrap_or_else(|_| Err(internal("a thread of LLVM's code generator panicked")))
+        }));
+        all.into_iter().collect::<Result<Vec<_>>>()
+    })?;
+    let local: FxHashSet<&[u8]> = (parts.restore.iter()).map(|(n, _)| n.as_bytes()).collect();
+    Ok(objects::merge(&objects, &local).ok())
+}
+
+/// The object code of `module`.
+pub(crate) fn object(module: &Module, machine: &TargetMachine) -> Result<Vec<u8>> {
+    machine
+        .write_to_memory_buffer(module, FileType::Object)
+        .map(|b| b.as_slice().to_vec())
+        .map_err(|e| internal(format!("LLVM's code generator failed: {e}")))
+}
+
+/// Loads an optimized part from `bitcode` into a context of this thread and returns its
+/// object code.
+fn codegen_copy(
+    bitcode: &[u8],
+    make: &(dyn Fn() -> Result<TargetMachine> + Sync),
+) -> Result<Vec<u8>> {
+    let ctx = Context::create();
+    let buffer = MemoryBuffer::create_from_memory_range_copy(bitcode, "part");
+    let module = Module::parse_bitcode_from_buffer(&buffer, &ctx)
+        .map_err(|e| internal(format!("an optimized part does not load: {e}")))?;
+    object(&module, &make()?)
 }
 
 pub(crate) fn run(module: &Module, pipeline: &str, machine: &TargetMachine) -> Result<()> {
@@ -201,6 +271,7 @@ fn optimize_copy(
         .map_err(|e| internal(format!("the module's copy does not load: {e}")))?;
     keep_only(&module, keep, small, false);
     run(&module, pipeline, &machine()?)?;
+    crate::hints::mark_streaming_stores(&ctx, &module);
     Ok(module.write_bitcode_to_memory().as_slice().to_vec())
 }
 

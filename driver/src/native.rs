@@ -55,17 +55,25 @@ fn report_times(err: &mut dyn Write, t: &llvm::Timings, codegen: &str) {
         "    llvm: {:.3} ms (lower to LLVM IR)",
         t.lower.as_secs_f64() * 1e3
     );
-    let parts = if t.in_parts {
-        " (in two parts, on two threads)"
-    } else {
-        ""
+    let parts = |yes: bool| {
+        if yes {
+            " (in two parts, on two threads)"
+        } else {
+            ""
+        }
     };
     let _ = writeln!(
         err,
-        "llvm-opt: {:.3} ms{parts}",
-        t.optimize.as_secs_f64() * 1e3
+        "llvm-opt: {:.3} ms{}",
+        t.optimize.as_secs_f64() * 1e3,
+        parts(t.in_parts)
     );
-    let _ = writeln!(err, "{codegen:>8}: {:.3} ms", t.codegen.as_secs_f64() * 1e3);
+    let _ = writeln!(
+        err,
+        "{codegen:>8}: {:.3} ms{}",
+        t.codegen.as_secs_f64() * 1e3,
+        parts(t.codegen_in_parts)
+    );
 }
 
 /// The parameters `main` takes.
