@@ -55,13 +55,15 @@ pub struct Options {
     /// zero names its division). `None`: errors without places.
     pub places: Option<std::sync::Arc<durin_diag::SourceMap>>,
     /// A module whose functions have this many instructions or more is optimized in two
-    /// parts on two threads ([`PARALLEL_MIN_INSTRUCTIONS`] by default) above `-O0`; 0
-    /// optimizes every such module of two functions or more in parts, however unequal
-    /// (for tests).
+    /// parts on two threads ([`PARALLEL_MIN_INSTRUCTIONS`] by default;
+    /// [`PARALLEL_MIN_INSTRUCTIONS_OBJECT`] suits a build of an object file, whose code is
+    /// made in parts too) above `-O0`; 0 optimizes every such module of two functions or
+    /// more in parts, however unequal (for tests).
     pub parallel_min_instructions: usize,
 }
 
 pub use parallel::MIN_INSTRUCTIONS as PARALLEL_MIN_INSTRUCTIONS;
+pub use parallel::MIN_INSTRUCTIONS_OBJECT as PARALLEL_MIN_INSTRUCTIONS_OBJECT;
 
 impl Default for Options {
     fn default() -> Self {

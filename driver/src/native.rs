@@ -259,7 +259,12 @@ pub fn build(
         out.to_path_buf()
     };
     let ctx = inkwell::context::Context::create();
-    let mut compiled = llvm::compile(&ctx, w, &llvm_options(o, sources))?;
+    let mut opts = llvm_options(o, sources);
+    if emit == llvm::Emit::Object {
+        // Its object code is made in parts too, with no link to pay for.
+        opts.parallel_min_instructions = llvm::PARALLEL_MIN_INSTRUCTIONS_OBJECT;
+    }
+    let mut compiled = llvm::compile(&ctx, w, &opts)?;
     compiled.emit(emit, &file)?;
     if o.time {
         report_times(err, &compiled.timings, "codegen");
