@@ -1,5 +1,5 @@
 //! Links the LLVM components durin uses, statically: the x86 target, the optimizer's
-//! passes, MCJIT and what they need (`llvm-config --libs`). `llvm-sys` would link every
+//! passes, the ORC JIT and what they need (`llvm-config --libs`). `llvm-sys` would link every
 //! component and target LLVM was built with (and Polly), and their static constructors ran
 //! at every start of a program that links this crate (docs/src/decisions.md).
 
@@ -9,8 +9,7 @@ use std::process::Command;
 const COMPONENTS: &[&str] = &[
     "x86",
     "passes",
-    "mcjit",
-    "interpreter",
+    "orcjit",
     "linker",
     "irreader",
     "bitreader",

@@ -230,7 +230,7 @@ fn backend_compile_times() {
         let l = time(&mut || {
             let ctx = inkwell::context::Context::create();
             let c = llvm::compile(&ctx, &w, &llvm::Options::default()).expect("LLVM compiles");
-            c.jit("main", &symbols, 2).expect("LLVM's JIT");
+            c.jit("main", &symbols).expect("LLVM's JIT");
         });
         let cl = |level: u8| {
             time(&mut || {

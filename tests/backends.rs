@@ -79,7 +79,7 @@ fn with_jit<T>(
                 ..llvm::Options::default()
             };
             let compiled = llvm::compile(&ctx, w, &opts).map_err(|e| fail(&e))?;
-            let jit = compiled.jit(name, &symbols, level).map_err(|e| fail(&e))?;
+            let jit = compiled.jit(name, &symbols).map_err(|e| fail(&e))?;
             Ok(f(jit.address))
         }
         Backend::Cranelift => {

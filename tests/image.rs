@@ -382,7 +382,7 @@ fn with_program(path: &str, first: &str, f: impl FnOnce(&dyn Fn(&str) -> usize))
     };
     let compiled = llvm::compile(&ctx, &w, &lopts).expect("LLVM");
     let symbols = durin_runtime::symbols();
-    let jit = compiled.jit(first, &symbols, 2).expect("the JIT");
+    let jit = compiled.jit(first, &symbols).expect("the JIT");
     f(&|name: &str| jit.function(name).expect("exported"))
 }
 

@@ -609,3 +609,22 @@ fn an_object_made_in_parts_links_and_runs() {
     assert_eq!(String::from_utf8_lossy(&run.stdout), want);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A program that imports a function nothing defines is an error naming the function on
+/// each native back end (the JIT would otherwise crash, or panic), as it is for the
+/// interpreter and for `build --emit exe`.
+#[test]
+fn an_import_nothing_defines_is_an_error_naming_it() {
+    let src = s(&root().join("tests/native/unknown_import.art"));
+    for backend in ["llvm", "cranelift", "interp"] {
+        let out = durin(&["run", "--backend", backend, &src]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            matches!(out.status.code(), Some(1 | 101)),
+            "{backend}: {:?}\n{err}",
+            out.status
+        );
+        assert!(err.contains("durin_no_such_function"), "{backend}: {err}");
+        assert!(!err.contains("panicked"), "{backend}: {err}");
+    }
+}

@@ -86,6 +86,12 @@ impl Drop for Jit {
     }
 }
 
+/// The address given to an import nothing defines; the code that would call it is never
+/// run (`jit` fails).
+extern "C" fn unresolved() {
+    std::process::abort()
+}
+
 /// Compiles the program of `w` into memory, resolving `symbols` (the runtime's functions)
 /// by address and other imports (the C library) from the process, and returns the address
 /// of the external function `name`.
@@ -128,6 +134,24 @@ pub fn jit(
             .iter()
             .map(|&(n, a)| (n.to_string(), a as *const u8)),
     );
+    // Tried before Cranelift's own search of the process (the last lookup added goes
+    // first): an import neither the runtime nor the process defines is noted and given an
+    // address that is never called (Cranelift's own search panics), so that linking
+    // reports it.
+    let missing: std::sync::Arc<std::sync::Mutex<Vec<String>>> = Default::default();
+    let noted = missing.clone();
+    builder.symbol_lookup_fn(Box::new(move |name| {
+        let c = std::ffi::CString::new(name).ok()?;
+        // SAFETY: a NUL-terminated name; `RTLD_DEFAULT` searches the loaded objects.
+        let found = unsafe { libc::dlsym(libc::RTLD_DEFAULT, c.as_ptr()) };
+        if !found.is_null() {
+            return Some(found as *const u8);
+        }
+        if let Ok(mut m) = noted.lock() {
+            m.push(name.to_string());
+        }
+        Some(unresolved as *const u8)
+    }));
     let mut module = JITModule::new(builder);
     let sources = (opts.bounds_checks.as_deref(), opts.places.as_deref());
     let (entry, timings) = lower::lower(&mut module, w, name, sources)?;
@@ -135,6 +159,17 @@ pub fn jit(
     module.finalize_definitions().map_err(|e| {
         Diagnostic::error_at(None, format!("Cranelift cannot link the program: {e}"))
     })?;
+    let missing = missing.lock().map(|m| m.clone()).unwrap_or_default();
+    if !missing.is_empty() {
+        let names: Vec<String> = missing.iter().map(|n| format!("`{n}`")).collect();
+        return Err(Diagnostic::error_at(
+            None,
+            format!(
+                "Cranelift cannot link the program: neither durin's runtime nor this process defines {}",
+                names.join(", ")
+            ),
+        ));
+    }
     let address = module.get_finalized_function(entry) as usize;
     Ok(Jit {
         module: Some(module),

@@ -7,6 +7,7 @@
 
 pub mod header;
 pub mod hints;
+mod jit;
 pub mod lower;
 mod objects;
 mod parallel;
@@ -55,15 +56,16 @@ pub struct Options {
     /// zero names its division). `None`: errors without places.
     pub places: Option<std::sync::Arc<durin_diag::SourceMap>>,
     /// A module whose functions have this many instructions or more is optimized in two
-    /// parts on two threads ([`PARALLEL_MIN_INSTRUCTIONS`] by default;
-    /// [`PARALLEL_MIN_INSTRUCTIONS_OBJECT`] suits a build of an object file, whose code is
-    /// made in parts too) above `-O0`; 0 optimizes every such module of two functions or
-    /// more in parts, however unequal (for tests).
+    /// parts on two threads ([`PARALLEL_MIN_INSTRUCTIONS`] by default, for object code and
+    /// the JIT, whose code is made in the same parts;
+    /// [`PARALLEL_MIN_INSTRUCTIONS_LINKED`] suits LLVM IR and assembly, made from the parts
+    /// linked again) above `-O0`; 0 optimizes every such module of two functions or more
+    /// in parts, however unequal (for tests).
     pub parallel_min_instructions: usize,
 }
 
 pub use parallel::MIN_INSTRUCTIONS as PARALLEL_MIN_INSTRUCTIONS;
-pub use parallel::MIN_INSTRUCTIONS_OBJECT as PARALLEL_MIN_INSTRUCTIONS_OBJECT;
+pub use parallel::MIN_INSTRUCTIONS_LINKED as PARALLEL_MIN_INSTRUCTIONS_LINKED;
 
 impl Default for Options {
     fn default() -> Self {
@@ -454,25 +456,15 @@ impl<'ctx> Compiled<'ctx> {
     pub fn emit(&mut self, what: Emit, path: &Path) -> Result<()> {
         let t = Instant::now();
         // Written to memory first: LLVM aborts the process on a failed write to a file.
-        let mut bytes = None;
-        if let (Emit::Object, Some(parts)) = (what, &self.parts) {
-            bytes = parallel::codegen(&self.module, parts, &self.machine, &|| self.spec.make())?;
-        }
-        self.timings.codegen_in_parts = bytes.is_some();
-        let bytes = match bytes {
-            Some(b) => b,
-            None => {
+        let bytes = match what {
+            Emit::Object => self.object()?,
+            Emit::LlvmIr => self.module()?.print_to_string().to_bytes().to_vec(),
+            Emit::Assembly => {
                 self.module()?;
-                let module = &self.module;
-                match what {
-                    Emit::LlvmIr => module.print_to_string().to_bytes().to_vec(),
-                    Emit::Object => parallel::object(module, &self.machine)?,
-                    Emit::Assembly => self
-                        .machine
-                        .write_to_memory_buffer(module, FileType::Assembly)
-                        .map(|b| b.as_slice().to_vec())
-                        .map_err(|e| internal(format!("LLVM's code generator failed: {e}")))?,
-                }
+                (self.machine)
+                    .write_to_memory_buffer(&self.module, FileType::Assembly)
+                    .map(|b| b.as_slice().to_vec())
+                    .map_err(|e| internal(format!("LLVM's code generator failed: {e}")))?
             }
         };
         self.timings.codegen = t.elapsed();
@@ -481,72 +473,42 @@ impl<'ctx> Compiled<'ctx> {
         })
     }
 
-    /// Generates machine code for the module in memory, resolving the runtime's functions
-    /// from `symbols` and everything else (the C library) from the process, and returns the
-    /// address of `name`.
-    pub fn jit(
-        mut self,
-        name: &str,
-        symbols: &[(&str, usize)],
-        opt_level: u8,
-    ) -> Result<Jit<'ctx>> {
-        use inkwell::llvm_sys::execution_engine as ee;
-        let t = Instant::now();
-        self.module()?;
-        let mappings: Vec<_> = self
-            .module
-            .get_functions()
-            .filter(|f| f.count_basic_blocks() == 0)
-            .filter_map(|f| {
-                let n = f.get_name().to_string_lossy();
-                let (_, addr) = symbols.iter().find(|(s, _)| *s == n)?;
-                Some((inkwell::values::AsValueRef::as_value_ref(&f), *addr))
-            })
-            .collect();
-        // MCJIT through LLVM's C API: inkwell's constructor initializes the "native target"
-        // (see `machine`). The engine owns the module from here on, also when it cannot be
-        // made, so inkwell's handle must not dispose of it.
-        let raw = self.module.as_mut_ptr();
-        std::mem::forget(self.module);
-        let mut engine = std::ptr::null_mut();
-        let mut err = std::ptr::null_mut();
-        // SAFETY: `raw` is a valid module that nothing else owns now; both out-pointers are
-        // valid; LLVM writes an error message it allocated when it returns 1.
-        let failed = unsafe {
-            ee::LLVMLinkInMCJIT();
-            ee::LLVMCreateJITCompilerForModule(&mut engine, raw, level(opt_level) as u32, &mut err)
-        };
-        if failed != 0 {
-            // SAFETY: on failure `err` is a message from LLVM, freed once here.
-            let msg = unsafe {
-                let m = std::ffi::CStr::from_ptr(err).to_string_lossy().into_owned();
-                inkwell::llvm_sys::core::LLVMDisposeMessage(err);
-                m
-            };
-            return Err(Diagnostic::error_at(
-                None,
-                format!("cannot create the LLVM JIT: {msg}"),
-            ));
+    /// The module's object code: made in parts on two threads and merged when it was
+    /// optimized in parts (and the merge takes the parts' objects), else made whole.
+    fn object(&mut self) -> Result<Vec<u8>> {
+        if let Some(parts) = &self.parts {
+            let made = parallel::codegen(&self.module, parts, &self.machine, &|| self.spec.make())?;
+            if let Some(bytes) = made {
+                self.timings.codegen_in_parts = true;
+                return Ok(bytes);
+            }
         }
-        let mut jit = Jit {
+        self.module()?;
+        parallel::object(&self.module, &self.machine)
+    }
+
+    /// Generates machine code for the module in memory (as for an object file, in parts
+    /// when it was optimized in parts) and loads it, resolving the runtime's functions from
+    /// `symbols` and everything else (the C library) from the process; returns the address
+    /// of `name`.
+    pub fn jit(mut self, name: &str, symbols: &[(&str, usize)]) -> Result<Jit<'ctx>> {
+        let t = Instant::now();
+        let object = self.object()?;
+        let engine = jit::Engine::load(&object, symbols)?;
+        let address = engine.lookup(name)?;
+        self.timings.codegen = t.elapsed();
+        Ok(Jit {
             engine,
-            address: 0,
+            address,
             timings: self.timings,
             _context: std::marker::PhantomData,
-        };
-        for (f, addr) in mappings {
-            // SAFETY: `f` is a function of the engine's module; the address outlives it.
-            unsafe { ee::LLVMAddGlobalMapping(jit.engine, f, addr as *mut std::ffi::c_void) };
-        }
-        jit.address = jit.function(name)?;
-        jit.timings.codegen = t.elapsed();
-        Ok(jit)
+        })
     }
 }
 
 /// Code made by the JIT, alive as long as this value.
 pub struct Jit<'ctx> {
-    engine: inkwell::llvm_sys::execution_engine::LLVMExecutionEngineRef,
+    engine: jit::Engine,
     /// The address of the function asked for.
     pub address: usize,
     /// Time of each step.
@@ -558,23 +520,6 @@ impl Jit<'_> {
     /// The address of another function of the module (an exported one: `#[export]`
     /// functions keep their names).
     pub fn function(&self, name: &str) -> Result<usize> {
-        let missing = || Diagnostic::error_at(None, format!("the JIT has no function `{name}`"));
-        let c = std::ffi::CString::new(name).map_err(|_| missing())?;
-        // SAFETY: a live engine and a NUL-terminated name; 0 means no such function.
-        let addr = unsafe {
-            inkwell::llvm_sys::execution_engine::LLVMGetFunctionAddress(self.engine, c.as_ptr())
-        };
-        if addr == 0 {
-            return Err(missing());
-        }
-        Ok(addr as usize)
-    }
-}
-
-impl Drop for Jit<'_> {
-    fn drop(&mut self) {
-        // SAFETY: the engine was made by `Compiled::jit` and is disposed of once, with the
-        // module and the code it owns.
-        unsafe { inkwell::llvm_sys::execution_engine::LLVMDisposeExecutionEngine(self.engine) };
+        self.engine.lookup(name)
     }
 }

@@ -30,15 +30,15 @@ use inkwell::values::{AsValueRef, FunctionValue};
 use inkwell::GlobalVisibility;
 use rustc_hash::FxHashSet;
 
-/// A module whose functions have fewer instructions than this is optimized on one thread
-/// when its parts are to be linked again (for the JIT, LLVM IR or assembly): copying and
-/// linking it cost more than the second thread gains.
-pub const MIN_INSTRUCTIONS: usize = 15_000;
-
-/// The same for a module whose object code is made in parts too (an object file): even
+/// A module whose functions have fewer instructions than this is optimized and compiled
+/// on one thread. With its object code made in parts too (an object file, the JIT), even
 /// the examples' smallest modules, of 900-1,500 instructions, build faster in parts
 /// (docs/src/decisions.md).
-pub const MIN_INSTRUCTIONS_OBJECT: usize = 1_000;
+pub const MIN_INSTRUCTIONS: usize = 1_000;
+
+/// The same for a module whose parts are linked again after optimization (LLVM IR or
+/// assembly): copying and linking it cost more than the second thread gains.
+pub const MIN_INSTRUCTIONS_LINKED: usize = 15_000;
 
 /// Functions of at most this many instructions are copied into every part that calls
 /// them, so that LLVM can inline them there.

@@ -118,7 +118,7 @@ pub fn jit_main(
         Backend::Llvm => {
             let ctx = inkwell::context::Context::create();
             let compiled = llvm::compile(&ctx, w, &llvm_options(o, sources))?;
-            let jit = compiled.jit(&name, &symbols, o.opt_level)?;
+            let jit = compiled.jit(&name, &symbols)?;
             if o.time {
                 report_times(err, &jit.timings, "jit");
             }
@@ -260,9 +260,9 @@ pub fn build(
     };
     let ctx = inkwell::context::Context::create();
     let mut opts = llvm_options(o, sources);
-    if emit == llvm::Emit::Object {
-        // Its object code is made in parts too, with no link to pay for.
-        opts.parallel_min_instructions = llvm::PARALLEL_MIN_INSTRUCTIONS_OBJECT;
+    if emit != llvm::Emit::Object {
+        // Made from the parts linked again, which costs a link.
+        opts.parallel_min_instructions = llvm::PARALLEL_MIN_INSTRUCTIONS_LINKED;
     }
     let mut compiled = llvm::compile(&ctx, w, &opts)?;
     compiled.emit(emit, &file)?;
