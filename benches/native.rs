@@ -239,6 +239,7 @@ fn backend_compile_times() {
                     opt_level: level,
                     verify: true,
                     bounds_checks: None,
+                    places: None,
                 };
                 cranelift::jit(&w, "main", &symbols, &opts).expect("Cranelift compiles");
             })

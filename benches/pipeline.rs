@@ -12,7 +12,7 @@
 //! anchor, measured in the same run, is the frontend (parse, check and lower) on the same
 //! program. Run: `cargo bench --bench pipeline`.
 
-use durin_frontend::driver;
+use durin_frontend::compile;
 use durin_passes::{Pipeline, RunOptions};
 use std::time::Instant;
 
@@ -50,7 +50,7 @@ fn bench(name: &str, src: &str, runs: usize) {
     let mut defs_in = 0;
     for _ in 0..runs {
         let t = Instant::now();
-        let out = driver::compile(&files, true);
+        let out = compile::compile(&files, true);
         frontend.push(t.elapsed().as_secs_f64());
         assert!(!out.has_errors(), "{name} compiles:\n{}", out.render());
         let mut w = out.lowered.expect("lowered").world;

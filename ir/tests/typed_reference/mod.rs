@@ -291,6 +291,8 @@ impl Eval<'_> {
                 // As `ExprProgram` builds it: a NaN is made canonical first.
                 let from = bitcast_source(t);
                 let x = self.eval(a, from)?;
+                // For every type of value: only a float NaN differs from itself.
+                #[allow(clippy::eq_op)]
                 let nan = each!(x, v => v != v);
                 let bits = match canonical_nan(from) {
                     Some(c) if nan => c,
