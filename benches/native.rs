@@ -82,7 +82,7 @@ fn stage_times(stderr: &str) -> Vec<(String, f64)> {
         .lines()
         .filter_map(|l| {
             let (name, rest) = l.split_once(':')?;
-            let ms = rest.trim().split_whitespace().next()?.parse().ok()?;
+            let ms = rest.split_whitespace().next()?.parse().ok()?;
             Some((name.trim().to_string(), ms))
         })
         .collect()
@@ -98,8 +98,8 @@ fn main() {
     let dir = std::env::temp_dir().join(format!("durin-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temporary folder");
     println!(
-        "{:<12} {:>12} {:>12} {:>8} {:>12} {:>8}   {}",
-        "program", "durin ms", "gcc ms", "ratio", "checked ms", "cost", "output"
+        "{:<12} {:>12} {:>12} {:>8} {:>12} {:>8}   output",
+        "program", "durin ms", "gcc ms", "ratio", "checked ms", "cost"
     );
     let mut compile = Vec::new();
     for name in PROGRAMS {

@@ -196,7 +196,7 @@ fn expand_use(tree: &str) -> Vec<String> {
     parts
         .into_iter()
         .filter(|p| !p.trim().is_empty())
-        .flat_map(|p| expand_use(p))
+        .flat_map(expand_use)
         .map(|p| match p.as_str() {
             "self" => prefix.trim_end_matches("::").to_string(),
             _ => format!("{prefix}{p}"),

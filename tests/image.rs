@@ -1218,7 +1218,7 @@ fn pyramids_and_interpolation_match_references() {
                 let mut s = src.clone();
                 let read = |x: i64, y: i64| mode.read(&src, x, y);
 
-                let (hw, hh) = ((w + 1) / 2, (h + 1) / 2);
+                let (hw, hh) = (w.div_ceil(2), h.div_ceil(2));
                 let mut down = vec![0.0f32; hw * hh];
                 // SAFETY: `s` holds w x h elements, `down` the half size.
                 unsafe {

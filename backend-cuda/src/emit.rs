@@ -81,10 +81,10 @@ pub fn emit(w: &World, kernels: &[Kernel]) -> Result<CudaModule, Diagnostic> {
         kernel_names.push(name);
     }
     for &f in &program.functions {
-        if !m.fnames.contains_key(&f) {
+        m.fnames.entry(f).or_insert_with(|| {
             let name = format!("{}_{}", ident(w.name(f).unwrap_or("f")), f.index());
-            m.fnames.insert(f, namer.name(name));
-        }
+            namer.name(name)
+        });
     }
     for k in kernels {
         if !program.functions.contains(&k.def) {
@@ -453,8 +453,7 @@ impl<'m, 'a> Fun<'m, 'a> {
                 }
             }
             let (callee, args) = w.body(k).expect("a scheduled continuation has a body");
-            self.jump(callee, &args.to_vec())
-                .map_err(|e| e.at(w.loc(k)))?;
+            self.jump(callee, args).map_err(|e| e.at(w.loc(k)))?;
             texts.push((k, std::mem::take(&mut self.body)));
         }
         let mut def = format!("{proto} {{\n");
@@ -1271,6 +1270,19 @@ fn float_to_int(v: &str, bits: u8, to: Prim) -> String {
     }
 }
 
+/// The bytes of byte string `d` as a C initializer list's elements.
+fn byte_list(w: &World, d: Def) -> String {
+    let bytes = w.bytes_of(d).unwrap_or_default();
+    let mut out = String::with_capacity(bytes.len() * 4);
+    for (i, b) in bytes.iter().enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        let _ = write!(out, "{b}");
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1332,17 +1344,4 @@ mod tests {
             assert_eq!(e.matches('(').count(), e.matches(')').count(), "{e}");
         }
     }
-}
-
-/// The bytes of byte string `d` as a C initializer list's elements.
-fn byte_list(w: &World, d: Def) -> String {
-    let bytes = w.bytes_of(d).unwrap_or_default();
-    let mut out = String::with_capacity(bytes.len() * 4);
-    for (i, b) in bytes.iter().enumerate() {
-        if i > 0 {
-            out.push_str(", ");
-        }
-        let _ = write!(out, "{b}");
-    }
-    out
 }

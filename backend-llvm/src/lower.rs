@@ -440,11 +440,11 @@ fn const_array<'ctx>(
     parts: &[BasicValueEnum<'ctx>],
 ) -> inkwell::values::ArrayValue<'ctx> {
     use inkwell::values::AsValueRef;
-    let mut refs: Vec<_> = parts.iter().map(|p| p.as_value_ref()).collect();
+    let refs: Vec<_> = parts.iter().map(|p| p.as_value_ref()).collect();
     unsafe {
         inkwell::values::ArrayValue::new_raw_const_array(
             inkwell::types::AsTypeRef::as_type_ref(&a.get_element_type()),
-            &mut refs,
+            &refs,
         )
     }
 }
@@ -1146,7 +1146,7 @@ impl<'m, 'a, 'ctx> FunctionLowering<'m, 'a, 'ctx> {
                 it.const_zero(),
             ),
         };
-        Ok(b.build_select(is_m1, special, q, name).map_err(llvm)?)
+        b.build_select(is_m1, special, q, name).map_err(llvm)
     }
 
     /// With bounds checks: checks every array index on the way from the accessed pointer

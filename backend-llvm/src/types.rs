@@ -132,7 +132,7 @@ impl<'ctx> Types<'ctx> {
                             .map(inkwell::types::BasicMetadataTypeEnum::from),
                     )
                 }
-                (_, lt) => params.push(lt.into()),
+                (_, lt) => params.push(lt),
             }
         }
         Ok(match f.get_return_type() {

@@ -16,7 +16,7 @@ pub(crate) fn launch(
     let mut out = Vec::new();
     use durin_runtime::cuda::{cubin, nvrtc};
     let Some(source) = source.filter(|_| !kernels.is_empty()) else {
-        out.push(format!("launch: no CUDA kernels"));
+        out.push("launch: no CUDA kernels".to_string());
         return out;
     };
     let found = nvrtc::check_arch(arch).and_then(|cc| {
@@ -74,7 +74,7 @@ pub(crate) fn launch(
             (None, _) => line += &format!("; no occupancy model for {arch}"),
             (_, None) => {}
         }
-        out.push(format!("{line}"));
+        out.push(line);
     }
     out
 }
@@ -84,7 +84,7 @@ pub(crate) fn shm(kernels: &[KernelBuffers], sources: &SourceMap) -> Vec<String>
     let mut out = Vec::new();
     use durin_passes::Access;
     if kernels.is_empty() {
-        out.push(format!("shm: no CUDA kernels"));
+        out.push("shm: no CUDA kernels".to_string());
     }
     for k in kernels {
         let block = match k.block {

@@ -701,6 +701,22 @@ pub fn format_general(x: f64, precision: usize) -> String {
     }
 }
 
+/// Argument `i` of the import `name`, a number (its bits).
+fn number(name: &str, args: &[Value], i: usize) -> Result<u64, String> {
+    match args.get(i) {
+        Some(Value::Bits(b)) => Ok(*b),
+        _ => Err(format!("`{name}` expects a number as argument {i}")),
+    }
+}
+
+/// Argument `i` of the import `name`, a pointer.
+fn pointer(name: &str, args: &[Value], i: usize) -> Result<Pointer, String> {
+    match args.get(i) {
+        Some(Value::Ptr(p)) => Ok(p.clone()),
+        _ => Err(format!("`{name}` expects a pointer as argument {i}")),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::format_general;
@@ -763,21 +779,5 @@ mod tests {
         for x in xs {
             assert_eq!(format_general(x, 6), c_general(x), "{x:e}");
         }
-    }
-}
-
-/// Argument `i` of the import `name`, a number (its bits).
-fn number(name: &str, args: &[Value], i: usize) -> Result<u64, String> {
-    match args.get(i) {
-        Some(Value::Bits(b)) => Ok(*b),
-        _ => Err(format!("`{name}` expects a number as argument {i}")),
-    }
-}
-
-/// Argument `i` of the import `name`, a pointer.
-fn pointer(name: &str, args: &[Value], i: usize) -> Result<Pointer, String> {
-    match args.get(i) {
-        Some(Value::Ptr(p)) => Ok(p.clone()),
-        _ => Err(format!("`{name}` expects a pointer as argument {i}")),
     }
 }

@@ -146,7 +146,7 @@ impl State {
     /// CUDA device `n`, with its context current on this thread.
     fn device(&mut self, n: i32) -> Result<&mut Device, String> {
         self.init()?;
-        if !self.devices.contains_key(&n) {
+        if let std::collections::hash_map::Entry::Vacant(e) = self.devices.entry(n) {
             let mut count = 0;
             // SAFETY: valid out-pointers throughout; the context is retained for the
             // process's lifetime.
@@ -200,19 +200,16 @@ impl State {
                 } else {
                     None
                 };
-                self.devices.insert(
-                    n,
-                    Device {
-                        ctx,
-                        arch: format!("sm_{major}{minor}"),
-                        modules: HashMap::new(),
-                        functions: HashMap::new(),
-                        last: None,
-                        loads: ModuleLoads::default(),
-                        pool,
-                        pooled: HashSet::new(),
-                    },
-                );
+                e.insert(Device {
+                    ctx,
+                    arch: format!("sm_{major}{minor}"),
+                    modules: HashMap::new(),
+                    functions: HashMap::new(),
+                    last: None,
+                    loads: ModuleLoads::default(),
+                    pool,
+                    pooled: HashSet::new(),
+                });
             }
         }
         let d = self.devices.get_mut(&n).expect("inserted above");

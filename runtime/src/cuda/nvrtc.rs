@@ -271,7 +271,7 @@ pub fn cached_cubin_in(
     }
     let cubin = compile(source, arch, true)?;
     // A cache that cannot be written is no error: the next run compiles again.
-    if std::fs::create_dir_all(&dir).is_ok() {
+    if std::fs::create_dir_all(dir).is_ok() {
         let tmp = dir.join(format!("{key}.{}.tmp", std::process::id()));
         if std::fs::write(&tmp, source).is_ok() {
             let _ = std::fs::rename(&tmp, &src);
