@@ -27,6 +27,11 @@ fn copyable(data: &SectionData) -> bool {
     )
 }
 
+/// The length of a table indexed by `indices` (one past the largest).
+fn slots(indices: impl Iterator<Item = usize>) -> usize {
+    indices.map(|i| i + 1).max().unwrap_or(0)
+}
+
 /// Whether a symbol is defined in its object (in a section, absolute or common).
 fn defined(section: Option<SectionId>, shndx: elf::SymbolSection) -> bool {
     section.is_some() || shndx != elf::SHN_UNDEF
@@ -65,13 +70,8 @@ pub(crate) fn merge(parts: &[Vec<u8>], local: &FxHashSet<&[u8]>) -> Result<Vec<u
             return Err("the objects are for different machines or of different kinds".into());
         }
         // Sections: each copied as a new one (the tables are the output's own).
-        let slots = part
-            .sections
-            .iter()
-            .map(|s| s.id().index() + 1)
-            .max()
-            .unwrap_or(0);
-        let mut sections: Vec<Option<SectionId>> = vec![None; slots];
+        let mut sections: Vec<Option<SectionId>> =
+            vec![None; slots(part.sections.iter().map(|s| s.id().index()))];
         for s in part.sections.iter() {
             let index = s.id().index();
             match &s.data {
@@ -115,13 +115,8 @@ pub(crate) fn merge(parts: &[Vec<u8>], local: &FxHashSet<&[u8]>) -> Result<Vec<u
             .transpose()
         };
         // Symbols: locals copied; a global joins the output's of its name.
-        let slots = part
-            .symbols
-            .iter()
-            .map(|s| s.id().index() + 1)
-            .max()
-            .unwrap_or(0);
-        let mut symbols: Vec<Option<SymbolId>> = vec![None; slots];
+        let mut symbols: Vec<Option<SymbolId>> =
+            vec![None; slots(part.symbols.iter().map(|s| s.id().index()))];
         for s in part.symbols.iter() {
             if s.st_type() == elf::STT_FILE {
                 continue;
@@ -133,38 +128,35 @@ pub(crate) fn merge(parts: &[Vec<u8>], local: &FxHashSet<&[u8]>) -> Result<Vec<u
             } else {
                 global.get(&*s.name).copied()
             };
-            let id = match joined {
+            // Where the symbol goes: a new one, or the output's of its name (taking this
+            // definition where the output's is undefined).
+            let (target, take) = match joined {
                 Some(id) => {
-                    let o = out.symbols.get_mut(id);
-                    if here {
-                        if defined(o.section, o.st_shndx) {
-                            return Err(format!("two parts define the symbol `{}`", s.name));
-                        }
-                        o.section = section;
-                        o.st_shndx = s.st_shndx;
-                        o.st_value = s.st_value;
-                        o.st_size = s.st_size;
-                        o.st_info = s.st_info;
-                        o.st_other = s.st_other;
+                    let o = out.symbols.get(id);
+                    if here && defined(o.section, o.st_shndx) {
+                        return Err(format!("two parts define the symbol `{}`", s.name));
                     }
-                    id
+                    (id, here)
                 }
                 None => {
                     let n = out.symbols.add();
                     n.name = s.name.clone();
-                    n.section = section;
-                    n.st_shndx = s.st_shndx;
-                    n.st_value = s.st_value;
-                    n.st_size = s.st_size;
-                    n.st_info = s.st_info;
-                    n.st_other = s.st_other;
-                    let id = n.id();
                     if s.st_bind() != elf::STB_LOCAL {
-                        global.insert(s.name.to_vec(), id);
+                        global.insert(s.name.to_vec(), n.id());
                     }
-                    id
+                    (n.id(), true)
                 }
             };
+            if take {
+                let o = out.symbols.get_mut(target);
+                o.section = section;
+                o.st_shndx = s.st_shndx;
+                o.st_value = s.st_value;
+                o.st_size = s.st_size;
+                o.st_info = s.st_info;
+                o.st_other = s.st_other;
+            }
+            let id = target;
             symbols[s.id().index()] = Some(id);
         }
         // The copied sections' links and relocations, renumbered.

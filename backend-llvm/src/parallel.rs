@@ -149,9 +149,7 @@ pub(crate) fn link<'ctx>(
     machine: &TargetMachine,
 ) -> Result<()> {
     for part in parts.others {
-        let buffer = MemoryBuffer::create_from_memory_range_copy(&part, "part");
-        let m = Module::parse_bitcode_from_buffer(&buffer, ctx)
-            .map_err(|e| internal(format!("an optimized part does not load: {e}")))?;
+        let m = load(ctx, &part, "an optimized part")?;
         module
             .link_in_module(m)
             .map_err(|e| internal(format!("the optimized parts do not link: {e}")))?;
@@ -216,10 +214,15 @@ fn codegen_copy(
     make: &(dyn Fn() -> Result<TargetMachine> + Sync),
 ) -> Result<Vec<u8>> {
     let ctx = Context::create();
-    let buffer = MemoryBuffer::create_from_memory_range_copy(bitcode, "part");
-    let module = Module::parse_bitcode_from_buffer(&buffer, &ctx)
-        .map_err(|e| internal(format!("an optimized part does not load: {e}")))?;
+    let module = load(&ctx, bitcode, "an optimized part")?;
     object(&module, &make()?)
+}
+
+/// The module of `bitcode` (`what`, for the error) in `ctx`.
+fn load<'ctx>(ctx: &'ctx Context, bitcode: &[u8], what: &str) -> Result<Module<'ctx>> {
+    let buffer = MemoryBuffer::create_from_memory_range_copy(bitcode, "part");
+    Module::parse_bitcode_from_buffer(&buffer, ctx)
+        .map_err(|e| internal(format!("{what} does not load: {e}")))
 }
 
 pub(crate) fn run(module: &Module, pipeline: &str, machine: &TargetMachine) -> Result<()> {
@@ -270,9 +273,7 @@ fn optimize_copy(
     machine: &(dyn Fn() -> Result<TargetMachine> + Sync),
 ) -> Result<Vec<u8>> {
     let ctx = Context::create();
-    let buffer = MemoryBuffer::create_from_memory_range_copy(bitcode, "module");
-    let module = Module::parse_bitcode_from_buffer(&buffer, &ctx)
-        .map_err(|e| internal(format!("the module's copy does not load: {e}")))?;
+    let module = load(&ctx, bitcode, "the module's copy")?;
     keep_only(&module, keep, small, false);
     run(&module, pipeline, &machine()?)?;
     crate::hints::mark_streaming_stores(&ctx, &module);
