@@ -628,3 +628,42 @@ fn an_import_nothing_defines_is_an_error_naming_it() {
         assert!(!err.contains("panicked"), "{backend}: {err}");
     }
 }
+
+/// A module optimized in two parts has the streaming stores of both parts made
+/// `!nontemporal`: each part marks them with a scope list of its own (listed in the named
+/// metadata `!durin.stream`), and no store may keep one of those markers. (Linking the
+/// parts first left the second part's streaming stores as plain stores.)
+#[test]
+fn streaming_stores_of_every_part_are_nontemporal() {
+    let dir = tempdir("stream-parts");
+    let ir = llvm_ir(&dir, &root().join("tests/image/ops.art"), "-O2");
+    let line = (ir.lines())
+        .find(|l| l.starts_with("!durin.stream = !{"))
+        .unwrap_or_else(|| panic!("no !durin.stream in\n{ir}"));
+    let markers: Vec<String> = line["!durin.stream = !{".len()..]
+        .trim_end_matches('}')
+        .split(", ")
+        .map(|m| format!("!alias.scope {m}"))
+        .collect();
+    assert_eq!(markers.len(), 2, "two parts, a marker each: {line}");
+    let marked = |l: &&str| {
+        markers.iter().any(|m| {
+            l.split(m)
+                .nth(1)
+                .is_some_and(|rest| !rest.starts_with(|c: char| c.is_ascii_digit()))
+        })
+    };
+    let left: Vec<&str> = (ir.lines())
+        .filter(|l| l.contains("store"))
+        .filter(marked)
+        .collect();
+    assert!(
+        left.is_empty(),
+        "streaming stores left plain:\n{}",
+        left.join("\n")
+    );
+    assert!(ir
+        .lines()
+        .any(|l| l.contains("store") && l.contains("!nontemporal")));
+    let _ = std::fs::remove_dir_all(&dir);
+}
