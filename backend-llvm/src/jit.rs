@@ -26,8 +26,9 @@ use std::sync::Mutex;
 pub(crate) struct Engine {
     jit: LLVMOrcLLJITRef,
     /// What the JIT reported while it linked (a symbol nothing defines, say), for the
-    /// error of the lookup that made it link. Outlives the JIT (see `Drop`).
-    reported: *mut Mutex<Vec<String>>,
+    /// error of the lookup that made it link. Boxed, so that its address stays; dropped
+    /// after the JIT (`Drop` disposes of the JIT, then the fields go).
+    reported: Box<Mutex<Vec<String>>>,
 }
 
 /// Keeps the message of an error the JIT reports outside a call that returns it.
@@ -73,14 +74,15 @@ impl Engine {
         // Disposed of on every path from here on.
         let engine = Engine {
             jit,
-            reported: Box::into_raw(Box::default()),
+            reported: Box::default(),
         };
+        let reported: *const Mutex<Vec<String>> = &*engine.reported;
         // SAFETY: the reporter's context lives as long as the JIT.
         unsafe {
             LLVMOrcExecutionSessionSetErrorReporter(
                 LLVMOrcLLJITGetExecutionSession(jit),
                 report,
-                engine.reported.cast(),
+                reported.cast_mut().cast(),
             )
         };
         let names: Vec<CString> = (symbols.iter())
@@ -151,15 +153,18 @@ impl Engine {
             // What the object refers to and nothing defines, say: the reported causes
             // before the lookup's own message ("Failed to materialize symbols").
             Some(e) => {
-                // SAFETY: alive as long as the JIT.
-                let reported = unsafe { &*self.reported };
-                let mut causes = reported.lock().map(|r| r.join("; ")).unwrap_or_default();
+                let mut causes = (self.reported.lock())
+                    .map(|r| r.join("; "))
+                    .unwrap_or_default();
                 if causes.is_empty() {
                     causes = e;
                 }
+                if causes.contains("Symbols not found") {
+                    causes += " (neither durin's runtime nor this process defines them)";
+                }
                 Err(Diagnostic::error_at(
                     None,
-                    format!("the JIT cannot link the program: {causes} (neither durin's runtime nor this process defines them)"),
+                    format!("the JIT cannot link the program: {causes}"),
                 ))
             }
         }
@@ -170,7 +175,5 @@ impl Drop for Engine {
     fn drop(&mut self) {
         // SAFETY: the JIT was made by `load` and is disposed of once, with the code it holds.
         let _ = take(unsafe { LLVMOrcDisposeLLJIT(self.jit) });
-        // SAFETY: made by `Box::into_raw` in `load`; the JIT that reported into it is gone.
-        drop(unsafe { Box::from_raw(self.reported) });
     }
 }

@@ -156,8 +156,7 @@ pub(crate) fn merge(parts: &[Vec<u8>], local: &FxHashSet<&[u8]>) -> Result<Vec<u
                 o.st_info = s.st_info;
                 o.st_other = s.st_other;
             }
-            let id = target;
-            symbols[s.id().index()] = Some(id);
+            symbols[s.id().index()] = Some(target);
         }
         // The copied sections' links and relocations, renumbered.
         for s in part.sections.iter() {
@@ -173,13 +172,12 @@ pub(crate) fn merge(parts: &[Vec<u8>], local: &FxHashSet<&[u8]>) -> Result<Vec<u
                 SectionData::Relocation(rs) => Some(
                     rs.iter()
                         .map(|r| {
-                            let symbol = match r.symbol {
-                                Some(sym) => Some(
+                            let symbol = (r.symbol)
+                                .map(|sym| {
                                     symbols[sym.index()]
-                                        .ok_or("a relocation refers to a symbol not copied")?,
-                                ),
-                                None => None,
-                            };
+                                        .ok_or("a relocation refers to a symbol not copied")
+                                })
+                                .transpose()?;
                             Ok(object::build::elf::Relocation { symbol, ..*r })
                         })
                         .collect::<Result<Vec<_>, String>>()?,

@@ -4,9 +4,9 @@
 //! module of many functions can be optimized in parts: the module is copied (through
 //! bitcode) into a context of its own per part, each part keeps the bodies of its share of
 //! the functions (and declares the others), and the parts are optimized at the same time.
-//! For an object file, each part's object code is then made on its thread too, and the
-//! objects are merged into one ([`crate::objects`]); for anything else (LLVM IR, assembly,
-//! the JIT) the parts are linked back into one module first. The partition depends only on
+//! For an object file and the JIT, each part's object code is then made on its thread
+//! too, and the objects are merged into one ([`crate::objects`]); for LLVM IR and assembly
+//! the parts are linked back into one module first. The partition depends only on
 //! the module (functions by size, largest first, each to the part with fewer instructions),
 //! so the code is the same on any machine.
 //!

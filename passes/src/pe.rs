@@ -156,10 +156,9 @@ struct Specializer<'w> {
     deferred: FxHashMap<Def, (usize, Def)>,
     /// The clones without a body, in the order they were made.
     deferred_order: Vec<Def>,
-    /// What the families' bodies not yet made may use, counted per family: the
-    /// continuations whose parameters their values reach, the continuations they reach,
-    /// and their callees (see [`Specializer::hides_members`]).
-    hidden: [FxHashMap<Def, u32>; 3],
+    /// What the families' bodies not yet made may use (see
+    /// [`Specializer::hides_members`]).
+    hidden: Hidden,
     stats: Stats,
 }
 
@@ -184,6 +183,21 @@ struct Family {
     consumed: DefSet,
     /// How many of its clones have no body yet.
     pending: usize,
+    /// Whether what its bodies use is no longer counted as hidden and held (they are all
+    /// made).
+    released: bool,
+}
+
+/// What the bodies not yet made of the families may use, each counted once per family
+/// (a family's count is dropped when its bodies are all made).
+#[derive(Default)]
+struct Hidden {
+    /// The continuations whose parameters their values reach.
+    params_of: FxHashMap<Def, u32>,
+    /// The continuations their values reach.
+    conts: FxHashMap<Def, u32>,
+    /// Their callees.
+    callees: FxHashMap<Def, u32>,
 }
 
 /// At most this many control-flow specializations of one continuation: a non-tail
@@ -789,6 +803,7 @@ impl Specializer<'_> {
                 values: args.to_vec(),
                 consumed: out.taken.into_iter().collect(),
                 pending: out.deferred.len(),
+                released: false,
             });
         }
         if self.growth.last().is_some_and(Growth::runaway) {
@@ -837,15 +852,19 @@ impl Specializer<'_> {
         if !self.index.referrers(block).all(|r| consumed.contains(&r)) {
             return false;
         }
-        !self.hidden[1].contains_key(&clone)
+        !self.hidden.conts.contains_key(&clone)
     }
 
     /// Whether a body not yet made could use a parameter of a continuation of `scope`, or
     /// refer to a continuation of it other than its entry (where that code would be a
     /// member of the scope, which the index does not know). A family of the entry itself
     /// has the entry's parameters substituted.
-    fn hides_members(&mut self, scope: &DefSet) -> bool {
-        let [params_of, conts, callees] = &self.hidden;
+    fn hides_members(&self, scope: &DefSet) -> bool {
+        let Hidden {
+            params_of,
+            conts,
+            callees,
+        } = &self.hidden;
         let entry = scope[0];
         scope.iter().any(|m| {
             params_of.contains_key(m)
@@ -890,7 +909,11 @@ impl Specializer<'_> {
     /// as used by bodies not yet made.
     fn hide(&mut self, values: &[Def], entries: &[Def], add: bool) {
         let (w, cache) = (&*self.w, self.index.cache());
-        let [params_of, conts, callees] = &mut self.hidden;
+        let Hidden {
+            params_of,
+            conts,
+            callees,
+        } = &mut self.hidden;
         let count = |map: &mut FxHashMap<Def, u32>, d: Def| {
             if add {
                 *map.entry(d).or_default() += 1;
@@ -917,7 +940,7 @@ impl Specializer<'_> {
     /// Stops counting what `family`'s bodies not yet made use (they are all made).
     fn release(&mut self, family: usize) {
         let f = &mut self.families[family];
-        if f.values.is_empty() {
+        if std::mem::replace(&mut f.released, true) {
             return;
         }
         let (values, entry) = (std::mem::take(&mut f.values), f.deferral.entry);
